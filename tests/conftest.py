@@ -1,0 +1,35 @@
+"""Shared fixtures. Tests needing the shared evaluation data find ../shared/data (or $RAGBENCH_DATA) and skip
+with a clear reason when it is absent."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path | None:
+    env = os.environ.get("RAGBENCH_DATA")
+    for cand in ([Path(env)] if env else []) + [ROOT.parent / "shared" / "data"]:
+        if cand.is_dir():
+            return cand
+    return None
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    d = shared_data_dir()
+    if d is None:
+        pytest.skip("shared evaluation data not found: set RAGBENCH_DATA or place it at ../shared/data")
+    return d
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    # Keep the embedding cache and MLflow store of tests out of the user's folders.
+    cache = tmp_path_factory.getbasetemp() / "ragbench-cache"
+    cache.mkdir(exist_ok=True)
+    monkeypatch.setenv("RAGBENCH_CACHE", str(cache))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///" + str(tmp_path_factory.getbasetemp() / "mlflow.db"))
