@@ -141,7 +141,28 @@ class DalConfig:
     unresolvable_threshold: float = 0.6
     max_passes: int = 4
     recency_days: float = 90.0
-    results_per_query: int = 5
+    results_per_query: int = 10
+    tier1_domains: tuple[str, ...] = ("arxiv.org", "pubmed.ncbi.nlm.nih.gov", "scholar.google.com", ".gov", ".edu",
+                                      "doi.org", "acm.org", "ieee.org", "nature.com", "science.org", "pnas.org")
+    tier2_domains: tuple[str, ...] = ("reuters.com", "apnews.com", "bbc.com", "nytimes.com", "wsj.com",
+                                      "techcrunch.com", "wired.com", "theverge.com", "gartner.com", "mckinsey.com",
+                                      "forrester.com")
+    timeless_recency: float = 1.0
+    undated_recency: float = 0.5
+    single_source_consistency: float = 0.5
+    facts_per_source: int = 3
+    topic_match: float = 0.5
+    subject_overlap: float = 0.5
+    decomposer: str = "deterministic"
+    as_of: str | None = None
+    search_url: str = "https://html.duckduckgo.com/html/"
+    url_rewrite: str | None = None
+    request_delay: float = 1.0
+    timeout: float = 20.0
+    retries: int = 3
+    backoff: float = 0.5
+    max_page_bytes: int = 2_000_000
+    max_text_chars: int = 100_000
 
 
 @dataclass(frozen=True)
