@@ -107,9 +107,11 @@ class EeragConfig:
     top_k: int = 5
     elector: str = "policy"
     elect_threshold: float = 0.5
+    margin: float = 0.1
     max_expand: int = 3
     summary_tokens: int = 25
     silent: bool = False
+    digest: str = "truncate"
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,9 @@ class DcsConfig:
     max_total: int = 50
     decay_hours: float = 24.0
     faithful: bool = False
+    match_threshold: float = 0.1
+    influence_threshold: float = 0.6
+    influence_neighbours: int = 2
 
 
 @dataclass(frozen=True)

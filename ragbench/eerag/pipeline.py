@@ -1,0 +1,162 @@
+"""The five-layer Elective Ephemeral RAG pipeline.
+
+1. summary-first: the top-k candidates are shown as ``[ID:<n>] <summary>`` lines (the header);
+2. model-elected expansion: the reply's ``RETRIEVE <ids>`` is parsed and only shown ids are kept;
+3. transient injection: elected chunks are sent once as background to a second call;
+4. conversation isolation: history keeps only the clean (question, answer) pair;
+5. silent digestion (optional): chunks are digested before injection.
+
+Every elected chunk is tagged ``[RAG:xxxxxxxx]`` (first 8 hex of the SHA-256 of its embedding's float32 LE bytes).
+The tags are appended to the returned answer (what the user sees, as in the source) and stored in the assistant
+message's metadata (``meta["rag_tags"]``) rather than its content: the audit trail stays on the persistent turn, as
+the paper intends, while later prompts never carry hash tokens the model could imitate.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..config import EeragConfig
+from ..llm.base import ChatModel
+from ..logs import log_decision
+from ..retrieval.base import Embedder, Retriever
+from ..retrieval.embedding import embedding_hash
+from ..schema import Chunk, Hit, Principal
+from ..text import count_tokens
+from .audit import AuditLog
+from .digest import full_context, llm_digest, truncation_digest
+from .election import build_header, filter_elected, make_candidates, parse_retrieve_ids
+from .hooks import ContextSelector
+from .session import TransientSession
+
+
+@dataclass(frozen=True)
+class EeragResult:
+    request_id: str
+    final_response: str
+    first_response: str
+    candidate_header: str
+    surfaced: list[str]          # chunk ids in header order
+    surfaced_docs: list[str]
+    elected: list[str]           # chunk ids elected (after the security filter)
+    elected_docs: list[str]
+    elected_hashes: list[str]
+    rejected_ids: list[int]
+    context_tokens: int          # header + transient context tokens
+    prompt_tokens: int
+    completion_tokens: int
+    model_calls: int
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def retrieval_occurred(self) -> bool:
+        return bool(self.elected)
+
+
+class EeragPipeline:
+    """Runs turns of one conversation. ``session`` holds the persistent history."""
+
+    def __init__(self, store: Any, retriever: Retriever, model: ChatModel, cfg: EeragConfig = EeragConfig(),
+                 embedder: Embedder | None = None, selector: ContextSelector | None = None,
+                 digester: ChatModel | None = None, principal: Principal | None = None,
+                 system_prompt: str | None = None, audit: bool = True) -> None:
+        self.store = store
+        self.retriever = retriever
+        self.model = model
+        self.cfg = cfg
+        self.embedder = embedder
+        self.selector = selector
+        self.digester = digester
+        self.principal = principal
+        self.session = TransientSession(model, system_prompt,
+                                        history_filter=selector.select if selector is not None else None)
+        self.audit = AuditLog(store) if audit and store is not None else None
+
+    # -- helpers -------------------------------------------------------------------------------------------
+    def _summaries(self, hits: Sequence[Hit]) -> dict[str, str]:
+        out = {}
+        for h in hits:
+            c = self.store.get_chunk(h.chunk_id) if self.store is not None else None
+            out[h.chunk_id] = c.summary if c is not None else ""
+        return out
+
+    def _fetch(self, hits: Sequence[Hit]) -> list[Chunk]:
+        """Elected chunks, fetched fresh from the store (missing rows dropped, as in the source)."""
+        chunks = []
+        for h in hits:
+            c = self.store.get_chunk(h.chunk_id) if self.store is not None else None
+            if c is None and self.store is None:
+                c = Chunk(h.chunk_id, h.doc_id, 0, h.start, h.end, h.text)
+            if c is not None:
+                chunks.append(c)
+        return chunks
+
+    def _hashes(self, chunks: Sequence[Chunk]) -> list[str]:
+        vectors: dict[str, np.ndarray] = {}
+        if self.store is not None and self.embedder is not None:
+            ids, mat = self.store.embeddings(self.embedder.model_id, [c.chunk_id for c in chunks])
+            vectors = dict(zip(ids, mat))
+        missing = [c for c in chunks if c.chunk_id not in vectors]
+        if missing and self.embedder is not None:
+            vectors.update(zip([c.chunk_id for c in missing], self.embedder.embed([c.text for c in missing])))
+        return [embedding_hash(vectors[c.chunk_id]) for c in chunks if c.chunk_id in vectors]
+
+    # -- the turn ------------------------------------------------------------------------------------------
+    def run(self, user_message: str, request_id: str | None = None) -> EeragResult:
+        request_id = request_id or f"eerag:{uuid.uuid4().hex}"
+        cfg = self.cfg
+        hits = self.retriever.search(user_message, k=cfg.top_k, principal=self.principal)
+        if self.selector is not None:
+            hits = self.selector.rerank(user_message, hits)[: cfg.top_k]
+        candidates = make_candidates(hits, self._summaries(hits))
+        header = build_header(candidates) if candidates else ""
+        log_decision("Pipeline", f"Surfaced {len(candidates)} candidates for request {request_id}",
+                     request_id=request_id, candidates=[c.hit.chunk_id for c in candidates])
+        if self.audit is not None:
+            self.audit.surfaced(request_id, [(c.number, c.hit.chunk_id, c.hit.doc_id) for c in candidates])
+
+        first = self.session.send(user_message, background=header or None)
+        calls, prompt_tokens, completion_tokens = 1, first.prompt_tokens, first.completion_tokens
+        context_tokens = count_tokens(header) if header else 0
+        requested = parse_retrieve_ids(first.text)
+        kept, rejected = filter_elected(requested, [c.number for c in candidates], cfg.max_expand)
+        by_number = {c.number: c for c in candidates}
+        elected_hits = [by_number[n].hit for n in kept]
+
+        final, hashes, elected_chunks = first.text, [], []
+        if elected_hits:
+            self.session.trim_last_turn()
+            elected_chunks = self._fetch(elected_hits)
+            hashes = self._hashes(elected_chunks)
+            numbered = [(n, c) for n, c in zip(kept, elected_chunks)]
+            if not cfg.silent:
+                context = full_context(numbered)
+            elif cfg.digest == "llm" and self.digester is not None:
+                context = llm_digest(numbered, user_message, self.digester)
+                calls += 1
+            else:
+                context = truncation_digest(numbered)
+            second = self.session.send(user_message, background=context, meta={"rag_tags": hashes,
+                                                                               "request_id": request_id})
+            calls += 1
+            prompt_tokens += second.prompt_tokens
+            completion_tokens += second.completion_tokens
+            context_tokens += count_tokens(context)
+            final = second.text + "".join(f" [RAG:{h}]" for h in hashes)
+        else:
+            self.session.annotate_last(request_id=request_id, rag_tags=[])
+        if self.audit is not None:
+            self.audit.elected(request_id, [(n, c.chunk_id, h) for n, c, h in zip(kept, elected_chunks, hashes)],
+                               rejected)
+        log_decision("Pipeline", f"Candidates surfaced: {len(candidates)}, Elected: {len(elected_hits)}, "
+                     f"Retrieval: {'yes' if elected_hits else 'no'}", request_id=request_id,
+                     elected=[h.chunk_id for h in elected_hits], rejected=rejected[:20])
+        return EeragResult(
+            request_id=request_id, final_response=final, first_response=first.text, candidate_header=header,
+            surfaced=[c.hit.chunk_id for c in candidates], surfaced_docs=[c.hit.doc_id for c in candidates],
+            elected=[c.chunk_id for c in elected_chunks], elected_docs=[c.doc_id for c in elected_chunks],
+            elected_hashes=hashes, rejected_ids=rejected, context_tokens=context_tokens,
+            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, model_calls=calls)
