@@ -98,6 +98,19 @@ class AnswerConfig:
     grounding: str = "lexical"
     chat_model: str = "extractive"
     prompt_name: str = "rag.answer"
+    candidate_k: int = 20
+    min_embedding_support: float = 0.5
+    extractive_max_sentences: int = 3
+    extractive_sentence_ratio: float = 0.5
+    extractive_min_overlap: float = 0.0
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_timeout: float = 30.0
+    llm_max_retries: int = 3
+    tenant: str = "default"
+    daily_limit_usd: float = 10.0
+    daily_request_limit: int = 500
+    daily_token_limit: int = 0
 
 
 @dataclass(frozen=True)
