@@ -128,3 +128,90 @@ def test_agrees_with_trec_eval_on_random_run_with_ties():
             # recip_rank has no cutoff in trec_eval; with ≤ 10 retrieved documents RR@10 must equal it.
             assert ours[(qid, "RR@10")] == pytest.approx(vals["recip_rank"], abs=1e-9)
     assert checked == 25 * len(TREC_NAMES)
+
+
+# ------------------------------------------------------------------------------------------ RAG measures
+from ragbench.errors import DataError  # noqa: E402
+from ragbench.eval.metrics import (  # noqa: E402
+    AnswerGold, any_correct_citation, candidate_recall, citation_precision, citation_recall, election_f1,
+    election_precision, election_recall, evaluate_answers, evaluate_election, evidence_recall,
+    evidence_recall_at_k, normalize_dia_id, refusal_correct, split_evidence)
+
+
+def test_citation_measures_hand_computed():
+    # cited {a, b, z}: a expected, b an alternate, z wrong; expected {a, c}.
+    cited, expected, alts = ["A", "b", "z", "a"], ["a", "c"], ["B"]
+    assert citation_precision(cited, expected, alts) == pytest.approx(2 / 3)
+    assert citation_recall(cited, expected) == pytest.approx(1 / 2)  # alternates do not count for recall
+    assert any_correct_citation(cited, expected, alts) == 1.0
+    assert any_correct_citation(["z"], expected, alts) == 0.0
+    assert math.isnan(citation_precision([], expected))
+    assert math.isnan(citation_recall(["a"], []))
+    assert refusal_correct(True, True) == refusal_correct(False, False) == 1.0
+    assert refusal_correct(True, False) == refusal_correct(False, True) == 0.0
+
+
+def test_evaluate_answers_applies_seed_rules():
+    gold = [AnswerGold("q1", ("d1",), ("d2",)), AnswerGold("q2", ("d3", "d4")), AnswerGold("q3", ("d9",), (), True),
+            AnswerGold("q4", ("d5",))]
+    answers = pd.DataFrame([
+        {"qid": "q1", "refused": False, "citations": [{"doc_id": "d2"}, {"doc_id": "d7"}], "support_ratio": 0.5,
+         "context_tokens": 100},
+        {"qid": "q2", "refused": False, "citations": ["d3"], "support_ratio": 1.0, "context_tokens": 50},
+        {"qid": "q3", "refused": True, "citations": [], "support_ratio": None, "context_tokens": 0},
+        {"qid": "q4", "refused": True, "citations": [], "support_ratio": None, "context_tokens": 20},  # wrong refusal
+    ])
+    per = evaluate_answers(answers, gold)
+    agg = aggregate(per)
+    # Citation measures over q1, q2 only (answered with citations, not should-refuse).
+    assert agg["CitationPrecision"] == pytest.approx((1 / 2 + 1) / 2)
+    assert agg["CitationRecall"] == pytest.approx((0 + 1 / 2) / 2)
+    assert agg["AnyCorrectCitation"] == pytest.approx(1.0)
+    assert agg["RefusalAccuracy"] == pytest.approx(3 / 4)
+    assert agg["SupportRatio"] == pytest.approx(0.75)
+    assert agg["ContextTokens"] == pytest.approx(170 / 4)
+    assert math.isnan(agg["ModelCalls"])  # not reported by these records
+
+
+def test_evaluate_answers_requires_matching_questions():
+    with pytest.raises(DataError, match="without an answer"):
+        evaluate_answers([{"qid": "q1", "refused": False}], [AnswerGold("q1"), AnswerGold("q2")])
+
+
+def test_election_measures_seed_definitions():
+    assert candidate_recall([], ["x"]) == 1.0
+    assert candidate_recall(["a", "b"], ["a", "x"]) == 0.5
+    assert election_precision([], []) == 1.0
+    assert election_precision(["a"], []) == 0.0
+    assert election_precision(["a"], ["a", "b", "c"]) == pytest.approx(1 / 3)
+    assert election_recall([], ["a"]) == 1.0
+    assert election_recall(["a", "b"], ["a"]) == 0.5
+    assert election_f1(["a"], ["a", "b", "c"]) == pytest.approx(2 * (1 / 3) / (1 / 3 + 1))
+    assert election_f1(["a"], ["b"]) == 0.0
+    per = evaluate_election([
+        {"case_id": "c1", "expected": ["a"], "surfaced": ["a", "b"], "elected": ["a"], "answer": "Use REBASE",
+         "hint": "rebase"},
+        {"case_id": "c2", "expected": [], "surfaced": ["b"], "elected": [], "expect_retrieval": False},
+        {"case_id": "c3", "expected": ["c"], "surfaced": ["b"], "elected": ["b"]},
+    ])
+    agg = aggregate(per)
+    assert agg["CandidateRecall"] == pytest.approx(2 / 3)
+    assert agg["ElectionPrecision"] == pytest.approx(2 / 3)
+    assert agg["ElectionF1"] == pytest.approx(2 / 3)
+    assert agg["RetrievalRate"] == pytest.approx(2 / 3)
+    assert agg["RetrievalExpected"] == pytest.approx(2 / 3)
+    assert agg["AnswerHintMatched"] == 1.0
+
+
+def test_locomo_evidence_normalisation_and_recall():
+    assert normalize_dia_id("D:11:26") == "D11:26"
+    assert normalize_dia_id("D30:05") == "D30:5"
+    assert normalize_dia_id("D") is None
+    assert split_evidence(["D8:6; D9:17", "D9:1 D4:4", "D", "D8:6"]) == ["D8:6", "D9:17", "D9:1", "D4:4"]
+    assert evidence_recall([], ["D1:1"]) == 1.0
+    assert evidence_recall(["D1:3", "D2:05"], ["D2:5", "D7:1"]) == 0.5
+    assert evidence_recall(["D1:3", "D2:5"], ["D1:9"], level="session") == 0.5
+    assert evidence_recall_at_k(["D1:3"], ["D5:1", "D1:3"], k=1) == 0.0
+    assert evidence_recall_at_k(["D1:3"], ["D5:1", "D1:3"], k=2) == 1.0
+    with pytest.raises(SchemaError):
+        evidence_recall(["D1:1"], [], level="word")
