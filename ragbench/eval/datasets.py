@@ -3,6 +3,7 @@ code runs on the held-back splits) and raises :class:`DataError` naming the file
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -146,3 +147,193 @@ def load_beir(folder: str | Path, split: str = "test") -> BeirDataset:
     split_qids = list(dict.fromkeys(qrels["qid"]))
     queries = pd.DataFrame({"qid": split_qids, "query": [query_text[q] for q in split_qids]})
     return BeirDataset(name=root.name, split=split, corpus=docs, queries=queries, qrels=qrels)
+
+
+# ----------------------------------------------------------------------------------------------- LoCoMo
+
+_SESSION = re.compile(r"^session_(\d+)$")
+
+
+@dataclass(frozen=True)
+class LocomoTurn:
+    """One dialog turn; ``dia_id`` is ``D<session>:<turn>`` (1-based)."""
+
+    dia_id: str
+    speaker: str
+    text: str
+    session: int
+    date: str
+
+
+@dataclass(frozen=True)
+class LocomoQA:
+    """A question with normalised evidence dia_ids; ``unresolved`` lists well-formed ids with no matching turn."""
+
+    question: str
+    answer: str
+    evidence: tuple[str, ...]
+    category: int
+    unresolved: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LocomoConversation:
+    sample_id: str
+    speakers: tuple[str, str]
+    turns: tuple[LocomoTurn, ...]
+    qa: tuple[LocomoQA, ...]
+
+    def turns_df(self) -> pd.DataFrame:
+        """``dia_id, speaker, text, session, date`` in dialog order."""
+        return pd.DataFrame([t.__dict__ for t in self.turns], columns=["dia_id", "speaker", "text", "session", "date"])
+
+
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+def load_locomo(path: str | Path) -> list[LocomoConversation]:
+    """Read a LoCoMo JSON file (a list of samples with ``conversation`` and ``qa``).
+
+    Sessions are enumerated by their ``session_<n>`` keys (not the date keys). Evidence strings are split on ``;``
+    and whitespace and normalised (``D:11:26`` → ``D11:26``, ``D30:05`` → ``D30:5``); see
+    :func:`ragbench.eval.metrics.split_evidence`. Adversarial items without ``answer`` get ``adversarial_answer``.
+    """
+    from .metrics import split_evidence
+
+    p = Path(path)
+    data = _read_json(p)
+    if not isinstance(data, list):
+        raise DataError(f"{p}: expected a JSON list of LoCoMo samples, found {type(data).__name__}.")
+    out: list[LocomoConversation] = []
+    seen: set[str] = set()
+    for i, sample in enumerate(data):
+        where = f"{p}: sample {i}"
+        if not isinstance(sample, dict) or not {"sample_id", "conversation", "qa"} <= set(sample):
+            found = sorted(sample) if isinstance(sample, dict) else type(sample).__name__
+            raise DataError(f"{where}: expected keys sample_id, conversation, qa; found {found}.")
+        sid = str(sample["sample_id"])
+        if sid in seen:
+            raise DataError(f"{where}: duplicate sample_id {sid!r}. Fix: ids must be unique.")
+        seen.add(sid)
+        conv = sample["conversation"]
+        if not isinstance(conv, dict):
+            raise DataError(f"{where} ({sid}): 'conversation' should be an object.")
+        sessions = sorted(int(m.group(1)) for k in conv if (m := _SESSION.match(k)))
+        turns: list[LocomoTurn] = []
+        for n in sessions:
+            date = str(conv.get(f"session_{n}_date_time", ""))
+            for j, t in enumerate(conv[f"session_{n}"]):
+                if not isinstance(t, dict) or not {"speaker", "dia_id", "text"} <= set(t):
+                    raise DataError(f"{where} ({sid}) session_{n} turn {j}: expected speaker, dia_id, text.")
+                turns.append(LocomoTurn(str(t["dia_id"]).strip(), str(t["speaker"]), str(t["text"]), n, date))
+        ids = [t.dia_id for t in turns]
+        if len(set(ids)) != len(ids):
+            dup = next(x for x in ids if ids.count(x) > 1)
+            raise DataError(f"{where} ({sid}): duplicate dia_id {dup!r}. Fix: dia_ids must be unique.")
+        known = set(ids)
+        qas: list[LocomoQA] = []
+        for j, q in enumerate(sample["qa"]):
+            if not isinstance(q, dict) or "question" not in q or "category" not in q:
+                raise DataError(f"{where} ({sid}) qa {j}: expected question, category, evidence.")
+            ev_raw = q.get("evidence") or []
+            if not isinstance(ev_raw, list):
+                raise DataError(f"{where} ({sid}) qa {j}: evidence should be a list, found {ev_raw!r}.")
+            ev = split_evidence(ev_raw)
+            answer = q.get("answer", q.get("adversarial_answer", ""))
+            try:
+                category = int(q["category"])
+            except (TypeError, ValueError):
+                raise DataError(f"{where} ({sid}) qa {j}: category {q['category']!r} is not an integer.") from None
+            qas.append(LocomoQA(str(q["question"]), "" if answer is None else str(answer), tuple(ev), category,
+                                tuple(e for e in ev if e not in known)))
+        speakers = (str(conv.get("speaker_a", "")), str(conv.get("speaker_b", "")))
+        out.append(LocomoConversation(sid, speakers, tuple(turns), tuple(qas)))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ EE-RAG
+
+
+@dataclass(frozen=True)
+class KnowledgeEntry:
+    slug: str
+    request: str
+    text_response: str
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class BenchmarkCase:
+    case_id: str
+    query: str
+    expected_slugs: tuple[str, ...]
+    expect_retrieval: bool
+    expected_answer_hint: str | None = None
+
+
+@dataclass(frozen=True)
+class EeragBench:
+    name: str
+    version: str
+    entries: tuple[KnowledgeEntry, ...]
+    cases: tuple[BenchmarkCase, ...]
+
+
+def load_eerag_bench(path: str | Path) -> EeragBench:
+    """Read ``eedag_benchmark_v1.json``. Raises :class:`DataError` on missing fields, duplicate slugs or case ids,
+    and cases expecting slugs that are not knowledge entries."""
+    p = Path(path)
+    data = _read_json(p)
+    if not isinstance(data, dict) or "knowledge_entries" not in data or "benchmark_cases" not in data:
+        raise DataError(f"{p}: expected an object with knowledge_entries and benchmark_cases.")
+    entries: list[KnowledgeEntry] = []
+    for i, e in enumerate(data["knowledge_entries"]):
+        if not isinstance(e, dict) or not {"slug", "request", "text_response"} <= set(e):
+            raise DataError(f"{p}: knowledge_entries[{i}] needs slug, request, text_response.")
+        entries.append(KnowledgeEntry(str(e["slug"]), str(e["request"]), str(e["text_response"]),
+                                      str(e.get("summary") or "")))
+    slugs = [e.slug for e in entries]
+    if len(set(slugs)) != len(slugs):
+        raise DataError(f"{p}: duplicate slug {next(s for s in slugs if slugs.count(s) > 1)!r}.")
+    cases: list[BenchmarkCase] = []
+    for i, c in enumerate(data["benchmark_cases"]):
+        if not isinstance(c, dict) or not {"id", "query", "expected_slugs"} <= set(c):
+            raise DataError(f"{p}: benchmark_cases[{i}] needs id, query, expected_slugs.")
+        expected = tuple(str(s) for s in c["expected_slugs"])
+        unknown = [s for s in expected if s not in set(slugs)]
+        if unknown:
+            raise DataError(f"{p}: benchmark_cases[{i}] ({c['id']}) expects unknown slug(s) {unknown}. "
+                            "Fix: add the entries or correct the slugs.")
+        cases.append(BenchmarkCase(str(c["id"]), str(c["query"]), expected,
+                                   bool(c.get("expect_retrieval", bool(expected))), c.get("expected_answer_hint")))
+    ids = [c.case_id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise DataError(f"{p}: duplicate case id {next(s for s in ids if ids.count(s) > 1)!r}.")
+    return EeragBench(str(data.get("name", "")), str(data.get("version", "")), tuple(entries), tuple(cases))
+
+
+# --------------------------------------------------------------------------------------------- DCS msgs
+
+DCS_COLUMNS = ("id", "content", "timestamp", "thread", "notes")
+
+
+def load_dcs_messages(path: str | Path) -> pd.DataFrame:
+    """Read ``dcs_test_messages.json`` → DataFrame ``id, content, timestamp (UTC), thread, notes`` sorted by
+    timestamp (stable). ``thread`` is the ground-truth continuity label."""
+    p = Path(path)
+    data = _read_json(p)
+    if not isinstance(data, list):
+        raise DataError(f"{p}: expected a JSON list of messages, found {type(data).__name__}.")
+    for i, m in enumerate(data):
+        if not isinstance(m, dict) or not {"id", "content", "timestamp", "thread"} <= set(m):
+            found = sorted(m) if isinstance(m, dict) else type(m).__name__
+            raise DataError(f"{p}: message {i}: expected id, content, timestamp, thread; found {found}.")
+    df = pd.DataFrame([{c: m.get(c, "") for c in DCS_COLUMNS} for m in data], columns=list(DCS_COLUMNS))
+    dup = df["id"][df["id"].duplicated()]
+    if len(dup):
+        raise DataError(f"{p}: duplicate message id {dup.iloc[0]!r}. Fix: ids must be unique.")
+    try:
+        df["timestamp"] = pd.to_datetime(df["timestamp"], utc=True)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"{p}: a timestamp is not ISO-8601 ({exc}). Fix: use e.g. 2025-01-15T09:00:00Z.") from None
+    return df.sort_values("timestamp", kind="stable").reset_index(drop=True)
