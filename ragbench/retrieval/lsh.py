@@ -1,0 +1,132 @@
+"""Random-hyperplane LSH (the EE-RAG source's EmbeddingDatabaseNew index, seed-behaviour 1.7/1.9), re-scored exactly.
+
+* ``tables`` × ``bits`` Gaussian hyperplanes drawn from ``np.random.default_rng(seed)`` (the source uses .NET's
+  ``System.Random(42)``, which numpy cannot reproduce; the properties are the same).
+* A table's code packs its bits MSB first (bit j set when the projection on hyperplane j is > 0), as the source.
+* Multi-probe (``multiprobe = m > 0``): per table, the m bits whose projections are closest to 0 (smallest
+  |projection|, the least confident ones) are flipped in every combination, so each table probes 2^m buckets
+  (the query's own included). The source probes only the query's bucket (m = 0).
+* Candidates (union over tables and probes) are filtered by the principal's ACL mask, then re-scored by exact
+  cosine; :attr:`LshRetriever.last_candidates_scored` is the share of indexed vectors the last search scored.
+  Unlike the source, every candidate is re-scored (the source kept only the first topK·2 candidate ids).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..schema import Principal
+from .base import Embedder
+from .dense import DenseRetriever
+
+
+class LshRetriever(DenseRetriever):
+    """Approximate cosine search: hash into ``tables`` bucket maps, re-score the candidates exactly."""
+
+    name = "lsh"
+
+    def __init__(self, embedder: Embedder, tables: int = 10, bits: int = 8, multiprobe: int = 0,
+                 seed: int = 42) -> None:
+        super().__init__(embedder)
+        self.tables = tables
+        self.bits = bits
+        self.multiprobe = multiprobe
+        self.seed = seed
+        self.planes: np.ndarray | None = None
+        self.codes = np.empty((0, 0), dtype=np.int64)  # (n, tables)
+        self._sorted: list[tuple[np.ndarray, np.ndarray]] | None = None  # per table: (row order, sorted codes)
+        self.last_candidates_scored = 0.0
+
+    def _check_params(self) -> None:
+        for name, value, lo, hi in (("tables", self.tables, 1, 1024), ("bits", self.bits, 1, 62),
+                                    ("multiprobe", self.multiprobe, 0, min(self.bits, 12))):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+                raise ConfigError(f"lsh {name} must be an integer in [{lo}, {hi}], found {value!r}. "
+                                  f"Fix: e.g. tables=10, bits=8, multiprobe between 0 and bits.")
+
+    def index(self, chunks, acls=None, titles=None, show_progress=False, vectors=None) -> "LshRetriever":
+        self._check_params()
+        return super().index(chunks, acls, titles, show_progress, vectors)  # type: ignore[return-value]
+
+    def add(self, chunks, acls=None, titles=None, show_progress=False, vectors=None) -> "LshRetriever":
+        self._check_params()
+        return super().add(chunks, acls, titles, show_progress, vectors)  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------------------------------- hashing
+
+    def _ensure_planes(self, dim: int) -> np.ndarray:
+        if self.planes is None or self.planes.shape[1] != dim:
+            rng = np.random.default_rng(self.seed)
+            self.planes = rng.standard_normal((self.tables * self.bits, dim)).astype(np.float32)
+        return self.planes
+
+    def project(self, vectors: np.ndarray) -> np.ndarray:
+        """Projections on every hyperplane, shaped ``(n, tables, bits)``."""
+        planes = self._ensure_planes(vectors.shape[1])
+        return (vectors @ planes.T).reshape(len(vectors), self.tables, self.bits)
+
+    def _pack(self, bits: np.ndarray) -> np.ndarray:
+        weights = np.left_shift(np.int64(1), np.arange(self.bits - 1, -1, -1, dtype=np.int64))
+        return (bits.astype(np.int64) * weights).sum(axis=-1)
+
+    def hash(self, vectors: np.ndarray) -> np.ndarray:
+        """Bucket code of each vector in each table, ``(n, tables)`` int64."""
+        return self._pack(self.project(np.asarray(vectors, dtype=np.float32)) > 0)
+
+    def _on_reset(self) -> None:
+        self.planes = None
+        self.codes = np.empty((0, self.tables), dtype=np.int64)
+        self._sorted = None
+
+    def _on_vectors_added(self, count: int) -> None:
+        new = self.vectors[len(self.vectors) - count:]
+        if len(self.codes) == 0:
+            self.codes = np.empty((0, self.tables), dtype=np.int64)
+        self.codes = np.concatenate([self.codes, self.hash(new)])
+        self._sorted = None  # rebuilt lazily on the next search
+
+    def _buckets(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        if self._sorted is None:
+            self._sorted = []
+            for t in range(self.tables):
+                order = np.argsort(self.codes[:, t], kind="stable")
+                self._sorted.append((order, self.codes[order, t]))
+        return self._sorted
+
+    def probe_codes(self, qvec: np.ndarray) -> np.ndarray:
+        """``(2**multiprobe, tables)`` bucket codes to visit; row 0 is the query's own bucket in each table."""
+        proj = self.project(qvec[None, :])[0]  # (tables, bits)
+        base = self._pack(proj > 0)
+        m = self.multiprobe
+        if m == 0:
+            return base[None, :]
+        weak = np.argsort(np.abs(proj), axis=1, kind="stable")[:, :m]  # (tables, m) least confident bit positions
+        bit_values = np.left_shift(np.int64(1), (self.bits - 1 - weak).astype(np.int64))
+        subsets = ((np.arange(2 ** m)[:, None] >> np.arange(m)[None, :]) & 1).astype(np.int64)  # (2^m, m)
+        flips = subsets @ bit_values.T  # distinct bits, so the sum is their XOR
+        return base[None, :] ^ flips
+
+    def candidates(self, qvec: np.ndarray) -> np.ndarray:
+        """Boolean mask of the rows sharing a probed bucket with the query in at least one table."""
+        hit = np.zeros(len(self.table), dtype=bool)
+        probes = self.probe_codes(qvec)
+        for t, (order, sorted_codes) in enumerate(self._buckets()):
+            codes = probes[:, t]
+            lo = np.searchsorted(sorted_codes, codes, side="left")
+            hi = np.searchsorted(sorted_codes, codes, side="right")
+            for a, b in zip(lo.tolist(), hi.tolist()):
+                if b > a:
+                    hit[order[a:b]] = True
+        return hit
+
+    # ------------------------------------------------------------------------------------------- scoring
+
+    def score_rows(self, qvec: np.ndarray, principal: Principal | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, cosine)`` of the readable candidates; forbidden rows are removed before re-scoring."""
+        cand = self.candidates(qvec)
+        mask = self.table.mask(principal)
+        if mask is not None:
+            cand &= mask
+        rows = np.flatnonzero(cand)
+        self.last_candidates_scored = len(rows) / len(self.table) if len(self.table) else 0.0
+        return rows, self.vectors[rows] @ qvec
