@@ -11,7 +11,10 @@ import hashlib
 import math
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Callable, Iterable, Protocol
+
+from .errors import DataError
 
 _WS = re.compile(r"\s+")
 _TOKEN = re.compile(r"[^\W_]+")
@@ -137,3 +140,22 @@ def overlap_ratio(query_tokens: Iterable[str], doc_tokens: Iterable[str]) -> flo
     if not q:
         return 0.0
     return len(q & set(doc_tokens)) / len(q)
+
+
+def read_text_file(path: str | Path) -> str:
+    """Read a UTF-8 text file (a leading byte-order mark is dropped).
+
+    Raises :class:`DataError` naming the file when it is missing, and the byte offset of the first invalid
+    byte when it is not UTF-8."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read {p}: {exc.strerror or exc}. Fix: check the path.") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start:exc.start + 4]
+        raise DataError(f"{p} is not valid UTF-8: byte {bad[:1]!r} at byte offset {exc.start} ({exc.reason}). "
+                        f"Fix: re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
+    return text[1:] if text.startswith("\ufeff") else text
