@@ -102,7 +102,8 @@ class WordPieceTokenCounter:
         self._tok = Tokenizer.from_file(tokenizer_path)
         self._tok.no_truncation()
         self._tok.no_padding()
-        self.name = f"wordpiece:{tokenizer_path.rsplit('/', 2)[-2]}"
+        # Named after the tokenizer's folder (the model), so counts from different vocabularies are told apart.
+        self.name = f"wordpiece:{Path(tokenizer_path).resolve().parent.name}"
 
     def __call__(self, text: str) -> int:
         if not text:
