@@ -1,0 +1,117 @@
+"""Reciprocal rank fusion, its weighted variant, the lexical-overlap re-rank, and the hybrid retriever
+(the Enterprise source's HybridRetriever, seed-behaviour 3.6).
+
+* ``rrf``: score(id) = Σ_rankings 1 / (k + rank0 + 1), rank0 counting from 0 (k = 60 as the source).
+* ``weighted_rrf``: the same with one weight per ranking.
+* ``lexical_rerank``: final = fused + weight · |Tok(q) ∩ Tok(chunk)| / |Tok(q)|, token sets with stop words
+  removed, 0 when the query has no tokens (source weight 0.1).
+Ties keep first-appearance order (rankings scanned in the order given, so the keyword list wins ties, as the
+source's ``byId`` map does).
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from ..errors import ConfigError
+from ..schema import Acl, Chunk, Hit, Principal
+from ..text import overlap_ratio, tokenize
+from .base import Retriever
+from .chunk_table import check_k
+
+
+def weighted_rrf(rankings: Sequence[Sequence[str]], weights: Sequence[float], k: float = 60) -> dict[str, float]:
+    """``{id: Σ_i weights[i] / (k + rank0 + 1)}`` ordered best first (ties: first appearance).
+
+    An id repeated inside one ranking counts at its first (best) position only."""
+    if len(weights) != len(rankings):
+        raise ConfigError(f"weighted_rrf needs one weight per ranking: {len(rankings)} rankings, "
+                          f"{len(weights)} weights. Fix: pass matching lists.")
+    if not k >= 0:
+        raise ConfigError(f"rrf k must be ≥ 0, found {k!r}. Fix: use the usual k = 60.")
+    scores: dict[str, float] = {}
+    for ranking, w in zip(rankings, weights):
+        seen: set[str] = set()
+        for rank0, doc in enumerate(ranking):
+            if doc in seen:
+                continue
+            seen.add(doc)
+            scores[doc] = scores.get(doc, 0.0) + w / (k + rank0 + 1)
+    order = sorted(scores, key=lambda d: -scores[d])  # sorted() is stable: ties keep first appearance
+    return {d: scores[d] for d in order}
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: float = 60) -> dict[str, float]:
+    """Reciprocal rank fusion: ``{id: Σ 1/(k + rank0 + 1)}`` ordered best first."""
+    return weighted_rrf(rankings, [1.0] * len(rankings), k)
+
+
+def lexical_rerank(query: str, fused: Mapping[str, float], texts: Mapping[str, str],
+                   weight: float = 0.1) -> dict[str, float]:
+    """Add ``weight`` × the query-token overlap of each item's text; ordered best first (stable)."""
+    q = set(tokenize(query, stopwords=True))
+    final = {d: s + weight * overlap_ratio(q, tokenize(texts.get(d, ""), stopwords=True)) for d, s in fused.items()}
+    order = sorted(final, key=lambda d: -final[d])
+    return {d: final[d] for d in order}
+
+
+class HybridRetriever(Retriever):
+    """Fuses a keyword and a dense ranking with (weighted) RRF, optionally followed by the lexical re-rank.
+
+    Both parts are searched with the principal, so fusion never sees a forbidden chunk."""
+
+    name = "hybrid"
+
+    def __init__(self, keyword: Retriever, dense: Retriever, rrf_k: int = 60, candidate_k: int = 100,
+                 rerank: bool = False, rerank_weight: float = 0.1,
+                 weights: tuple[float, float] = (1.0, 1.0)) -> None:
+        self.keyword = keyword
+        self.dense = dense
+        self.rrf_k = rrf_k
+        self.candidate_k = candidate_k
+        self.rerank = rerank
+        self.rerank_weight = rerank_weight
+        self.weights = weights
+        self.last_candidates = 0
+
+    def _check_params(self) -> None:
+        if isinstance(self.candidate_k, bool) or not isinstance(self.candidate_k, int) or self.candidate_k < 1:
+            raise ConfigError(f"fusion candidate_k must be a positive integer, found {self.candidate_k!r}. "
+                              "Fix: use e.g. 100.")
+        if not (isinstance(self.rrf_k, (int, float)) and self.rrf_k >= 0):
+            raise ConfigError(f"fusion rrf_k must be a number ≥ 0, found {self.rrf_k!r}. Fix: use 60.")
+        if len(self.weights) != 2:
+            raise ConfigError(f"fusion weights must be (keyword, dense), found {self.weights!r}.")
+
+    def index(self, chunks: Sequence[Chunk], acls: Mapping[str, Acl] | None = None,
+              titles: Mapping[str, str] | None = None, show_progress: bool = False,
+              vectors=None) -> "HybridRetriever":
+        """Index both parts; ``vectors`` (precomputed chunk embeddings) go to the dense part."""
+        self._check_params()
+        chunks = list(chunks)
+        self.keyword.index(chunks, acls, titles, show_progress=show_progress)
+        if vectors is not None:
+            self.dense.index(chunks, acls, titles, show_progress=show_progress, vectors=vectors)  # type: ignore[call-arg]
+        else:
+            self.dense.index(chunks, acls, titles, show_progress=show_progress)
+        return self
+
+    def search(self, query: str, k: int = 10, principal: Principal | None = None) -> list[Hit]:
+        check_k(k)
+        self._check_params()
+        if not query.strip():
+            return []
+        cand = max(self.candidate_k, k)
+        kw = self.keyword.search(query, cand, principal)
+        dn = self.dense.search(query, cand, principal)
+        by_id: dict[str, Hit] = {}
+        for h in kw + dn:
+            by_id.setdefault(h.chunk_id, h)  # first occurrence, keyword hits first
+        self.last_candidates = len(by_id)
+        fused = weighted_rrf([[h.chunk_id for h in kw], [h.chunk_id for h in dn]], self.weights, self.rrf_k)
+        if self.rerank:
+            fused = lexical_rerank(query, fused, {i: h.text for i, h in by_id.items()}, self.rerank_weight)
+        out: list[Hit] = []
+        for rank, (cid, score) in enumerate(list(fused.items())[:k]):
+            h = by_id[cid]
+            out.append(Hit(h.chunk_id, h.doc_id, float(score), rank, h.text, h.title, h.start, h.end))
+        return out

@@ -1,0 +1,101 @@
+"""RRF, weighted RRF, lexical re-rank and HybridRetriever with exact fusion values."""
+from __future__ import annotations
+
+import pytest
+
+from ragbench.errors import ConfigError
+from ragbench.retrieval.base import Retriever
+from ragbench.retrieval.fusion import HybridRetriever, lexical_rerank, rrf, weighted_rrf
+from ragbench.schema import Acl, Hit, Principal
+
+
+def test_rrf_exact_values_and_order():
+    fused = rrf([["a", "b", "c"], ["b", "d"]], k=60)
+    assert list(fused) == ["b", "a", "d", "c"]
+    assert fused == pytest.approx({"b": 1 / 62 + 1 / 61, "a": 1 / 61, "d": 1 / 62, "c": 1 / 63}, abs=1e-15)
+
+
+def test_rrf_k_zero_ties_and_repeats():
+    assert rrf([["x", "y"]], k=0) == {"x": 1.0, "y": 0.5}
+    assert list(rrf([["a"], ["b"]])) == ["a", "b"]  # equal scores keep first appearance
+    assert list(rrf([["b"], ["a"]])) == ["b", "a"]
+    assert rrf([["a", "a", "b"]]) == pytest.approx({"a": 1 / 61, "b": 1 / 63})  # a repeat counts once
+    assert rrf([]) == {} and rrf([[], []]) == {}
+
+
+def test_weighted_rrf_exact_values():
+    fused = weighted_rrf([["a", "b"], ["b", "a"]], [2.0, 0.5], k=10)
+    assert fused == pytest.approx({"a": 2 / 11 + 0.5 / 12, "b": 2 / 12 + 0.5 / 11}, abs=1e-15)
+    assert list(fused) == ["a", "b"]
+    with pytest.raises(ConfigError, match="one weight per ranking"):
+        weighted_rrf([["a"]], [1.0, 1.0])
+    with pytest.raises(ConfigError, match="k must be"):
+        rrf([["a"]], k=-1)
+
+
+def test_lexical_rerank_exact_values():
+    fused = {"x": 1 / 62, "y": 1 / 61}
+    texts = {"x": "Paid leave is 25 days a year.", "y": "Badges are blue."}
+    # Tok(q) without stop words = {many, paid, leave, days}; x shares paid, leave, days → 3/4
+    out = lexical_rerank("How many paid leave days?", fused, texts, weight=0.1)
+    assert list(out) == ["x", "y"]
+    assert out == pytest.approx({"x": 1 / 62 + 0.075, "y": 1 / 61}, abs=1e-15)
+    assert lexical_rerank("the and of", fused, texts) == pytest.approx(fused)  # no query tokens → + 0
+
+
+class StaticRetriever(Retriever):
+    """Returns a fixed ranking, dropping what the principal may not read; records every call."""
+
+    def __init__(self, ranking: list[str], acls: dict[str, Acl] | None = None) -> None:
+        self.ranking, self.acls, self.calls = ranking, acls or {}, []
+
+    def index(self, chunks, acls=None, titles=None, show_progress=False):
+        self.indexed = [c.chunk_id for c in chunks]
+        return self
+
+    def search(self, query, k=10, principal=None):
+        self.calls.append((query, k, principal))
+        ok = [c for c in self.ranking if principal is None or self.acls.get(c, Acl()).allows(principal)]
+        return [Hit(c, "doc-" + c, 1.0 / (i + 1), i, text=f"text of {c}") for i, c in enumerate(ok[:k])]
+
+
+def test_hybrid_fuses_both_rankings_with_principal():
+    acls = {"s": Acl.make([], [], "Restricted")}
+    kw = StaticRetriever(["a", "s", "b"], acls)
+    dn = StaticRetriever(["s", "c", "a"], acls)
+    h = HybridRetriever(kw, dn, rrf_k=60, candidate_k=24)
+    guest = Principal.make("guest", max_classification="Internal")
+    hits = h.search("q", k=3, principal=guest)
+    assert kw.calls == [("q", 24, guest)] and dn.calls == [("q", 24, guest)]
+    # keyword [a, b], dense [c, a] (s removed by both parts): a = 1/61 + 1/62, b = 1/62, c = 1/61
+    assert [x.chunk_id for x in hits] == ["a", "c", "b"]
+    assert [x.score for x in hits] == pytest.approx([1 / 61 + 1 / 62, 1 / 61, 1 / 62], abs=1e-15)
+    assert [x.rank for x in hits] == [0, 1, 2] and hits[0].doc_id == "doc-a"
+    assert h.last_candidates == 3
+    assert "s" in [x.chunk_id for x in h.search("q", 10)]  # unrestricted caller sees it
+    h.search("q", k=50)
+    assert kw.calls[-1][1] == 50  # candidate_k = max(candidate_k, k)
+
+
+def test_hybrid_rerank_and_weights():
+    kw = StaticRetriever(["a", "b"])
+    dn = StaticRetriever(["b", "a"])
+    hits = HybridRetriever(kw, dn, weights=(1.0, 0.0)).search("q", 2)
+    assert [x.chunk_id for x in hits] == ["a", "b"]
+    assert [x.score for x in hits] == pytest.approx([1 / 61, 1 / 62], abs=1e-15)
+    # texts are "text of a"/"text of b": Tok(q)={b} overlaps only b → b gets + 0.5
+    hits = HybridRetriever(kw, dn, rerank=True, rerank_weight=0.5).search("b", 2)
+    assert [x.chunk_id for x in hits] == ["b", "a"]
+    assert [x.score for x in hits] == pytest.approx([1 / 61 + 1 / 62 + 0.5, 1 / 61 + 1 / 62], abs=1e-15)
+
+
+def test_hybrid_blank_query_and_bad_params():
+    kw, dn = StaticRetriever(["a"]), StaticRetriever(["a"])
+    assert HybridRetriever(kw, dn).search("  ", 3) == [] and kw.calls == []
+    with pytest.raises(ConfigError, match="candidate_k"):
+        HybridRetriever(kw, dn, candidate_k=0).search("q", 3)
+    with pytest.raises(ConfigError, match="rrf_k"):
+        HybridRetriever(kw, dn, rrf_k=-5).index([])
+    assert not hasattr(kw, "indexed") and not hasattr(dn, "indexed")  # nothing indexed on bad parameters
+    with pytest.raises(ConfigError, match="k must be"):
+        HybridRetriever(kw, dn).search("q", 0)
