@@ -1,0 +1,104 @@
+"""make_retriever / retriever_from_store: modes, config wiring, ACLs and titles from the store, embedding reuse."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragbench.config import RagbenchConfig, with_overrides
+from ragbench.errors import ConfigError
+from ragbench.retrieval.bm25 import BM25Retriever
+from ragbench.retrieval.chunking import WholeDocumentChunker
+from ragbench.retrieval.dense import DenseRetriever
+from ragbench.retrieval.embedding import HashingEmbedder
+from ragbench.retrieval.fusion import HybridRetriever
+from ragbench.retrieval.lsh import LshRetriever
+from ragbench.retrieval.retriever import MODES, make_retriever, retriever_from_store
+from ragbench.schema import Acl, Document, Principal
+from ragbench.store import KnowledgeStore
+
+
+class CountingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.texts: list[str] = []
+
+    def embed(self, texts, show_progress=False):
+        self.texts.extend(texts)
+        return super().embed(texts, show_progress)
+
+
+DOCS = [
+    Document("pto", "Employees get 25 paid time off days per year.", title="PTO policy",
+             acl=Acl.make(["employee"], [], "Internal")),
+    Document("board", "The board approved a long-term incentive plan of 3.5 million.", title="Board-only",
+             acl=Acl.make(["board"], [], "Restricted")),
+    Document("badges", "Visitor badges are collected at the front desk.", title="Facilities",
+             acl=Acl.make([], [], "Public")),
+]
+
+
+def test_modes_and_config_wiring():
+    cfg = with_overrides(RagbenchConfig(), {"bm25.k1": 1.2, "bm25.b": 0.5, "lsh.tables": 4, "lsh.bits": 6,
+                                            "lsh.multiprobe": 2, "fusion.rrf_k": 10, "fusion.candidate_k": 7,
+                                            "fusion.rerank": True, "fusion.dense_weight": 0.5})
+    emb = CountingEmbedder()
+    bm = make_retriever("bm25", cfg)
+    assert isinstance(bm, BM25Retriever) and (bm.k1, bm.b) == (1.2, 0.5)
+    assert isinstance(make_retriever("KEYWORD", cfg), BM25Retriever)
+    assert type(make_retriever("dense", cfg, emb)) is DenseRetriever
+    lsh = make_retriever("lsh", cfg, emb)
+    assert isinstance(lsh, LshRetriever) and (lsh.tables, lsh.bits, lsh.multiprobe, lsh.seed) == (4, 6, 2, 42)
+    hy = make_retriever("hybrid", cfg, emb)
+    assert isinstance(hy, HybridRetriever) and type(hy.dense) is DenseRetriever and isinstance(hy.keyword, BM25Retriever)
+    assert (hy.rrf_k, hy.candidate_k, hy.rerank, hy.weights) == (10, 7, True, (1.0, 0.5))
+    hy_lsh = make_retriever("hybrid", with_overrides(cfg, {"fusion.dense_part": "lsh"}), emb)
+    assert isinstance(hy_lsh.dense, LshRetriever)
+    assert MODES == ("bm25", "dense", "lsh", "hybrid")
+
+
+def test_unknown_mode_lists_modes():
+    with pytest.raises(ConfigError, match="bm25, dense, lsh, hybrid"):
+        make_retriever("splade", RagbenchConfig())
+    with pytest.raises(ConfigError, match="dense_part"):
+        make_retriever("hybrid", with_overrides(RagbenchConfig(), {"fusion.dense_part": "faiss"}), CountingEmbedder())
+
+
+def test_vector_mode_without_embedder_builds_one_from_config():
+    cfg = with_overrides(RagbenchConfig(), {"embedding.model": "hashing", "embedding.hashing_dim": 32,
+                                            "embedding.cache": False})
+    r = make_retriever("dense", cfg)
+    assert r.embedder.model_id == HashingEmbedder(32).model_id
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_retriever_from_store_applies_acls_and_titles(mode):
+    with KnowledgeStore.open(":memory:") as store:
+        store.ingest(DOCS, WholeDocumentChunker())
+        # 2-bit LSH codes: with 10 tables every vector near the query shares a bucket somewhere
+        cfg = with_overrides(RagbenchConfig(), {"lsh.bits": 2})
+        r = retriever_from_store(store, mode, cfg, CountingEmbedder())
+        bob = Principal.make("bob", ["employee"], [], "Internal")
+        hits = r.search("board incentive plan paid days badges", 10, bob)
+        assert "board" not in {h.doc_id for h in hits}
+        assert {h.doc_id for h in hits} == {"pto", "badges"}
+        assert all(h.title == {"pto": "PTO policy", "badges": "Facilities"}[h.doc_id] for h in hits)
+        assert "board" in {h.doc_id for h in r.search("board incentive plan", 10)}
+
+
+def test_store_embeddings_are_reused_and_missing_ones_written_back():
+    emb = CountingEmbedder()
+    with KnowledgeStore.open(":memory:") as store:
+        store.ingest(DOCS[:2], WholeDocumentChunker(), embedder=emb)
+        assert len(emb.texts) == 2
+        store.ingest(DOCS[2:], WholeDocumentChunker())  # no embedder: this chunk has no vector yet
+        emb.texts.clear()
+        r = retriever_from_store(store, "dense", RagbenchConfig(), emb)
+        assert emb.texts == [DOCS[2].text]  # only the missing chunk was embedded
+        ids, mat = store.embeddings(emb.model_id)
+        assert len(ids) == 3  # …and written back
+        emb.texts.clear()
+        r2 = retriever_from_store(store, "hybrid", RagbenchConfig(), emb)
+        assert emb.texts == []
+        np.testing.assert_array_equal(r2.dense.vectors, r.vectors)
+        hits = r.search("paid time off", 1)
+        assert emb.texts == ["paid time off"] and hits[0].doc_id == "pto"
