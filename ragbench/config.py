@@ -84,6 +84,7 @@ class FusionConfig:
     dense_weight: float = 1.0
     rerank: bool = False
     rerank_weight: float = 0.1
+    dense_part: str = "dense"  # the hybrid's vector half: dense (exact) or lsh
 
 
 @dataclass(frozen=True)
