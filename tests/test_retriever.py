@@ -102,3 +102,74 @@ def test_store_embeddings_are_reused_and_missing_ones_written_back():
         np.testing.assert_array_equal(r2.dense.vectors, r.vectors)
         hits = r.search("paid time off", 1)
         assert emb.texts == ["paid time off"] and hits[0].doc_id == "pto"
+
+
+# ------------------------------------------------------------------------------------ index / search commands
+
+def _cfg(tmp_path):
+    p = tmp_path / "cfg.yaml"
+    p.write_text("chunking:\n  strategy: none\nembedding:\n  model: hashing\n  hashing_dim: 64\n  cache: false\n")
+    return str(p)
+
+
+def _files(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "pto.md").write_text("# Paid time off\n\nEmployees get 25 paid days off per year.\n")
+    (docs / "sub" / "badges.txt").write_text("Visitor badges are collected at the front desk.\n")
+    (docs / "skip.pdf").write_bytes(b"%PDF")
+    return docs
+
+
+def test_index_and_search_commands(tmp_path, capsys):
+    import json
+
+    from ragbench.cli import main
+
+    docs, store, cfg = _files(tmp_path), str(tmp_path / "kb.sqlite"), _cfg(tmp_path)
+    assert main(["index", str(docs), "--store", store, "--config", cfg, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (report["added"], report["documents"], report["chunks"]) == (2, 2, 2)
+    assert main(["index", str(docs), "--store", store, "--config", cfg, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["unchanged"] == 2
+    for mode in MODES:
+        assert main(["search", "paid days off", "--store", store, "--mode", mode, "-k", "1", "--json",
+                     "--config", cfg]) == 0
+        out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert out["mode"] == mode and len(out["hits"]) == 1
+        assert out["hits"][0]["doc_id"] == (docs / "pto.md").as_posix()
+        assert out["hits"][0]["title"] == "Paid time off" and out["hits"][0]["rank"] == 0
+    assert main(["search", "front desk badges", "--store", store, "--mode", "bm25", "--config", cfg]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("  1. ") and "badges.txt" in text
+
+
+def test_index_acl_is_enforced_by_search(tmp_path, capsys):
+    import json
+
+    from ragbench.cli import main
+
+    docs, store, cfg = _files(tmp_path), str(tmp_path / "kb.sqlite"), _cfg(tmp_path)
+    assert main(["index", str(docs / "pto.md"), "--store", store, "--config", cfg, "--roles", "hr",
+                 "--classification", "Internal", "--no-embed"]) == 0
+    capsys.readouterr()
+    args = ["search", "paid days", "--store", store, "--mode", "bm25", "--json", "--config", cfg]
+    assert main(args + ["--user", "eve", "--roles", "sales", "--classification", "Restricted"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"] == []
+    assert main(args + ["--user", "hana", "--roles", "hr", "--classification", "Internal"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["hits"]) == 1
+
+
+def test_index_and_search_bad_input(tmp_path, capsys):
+    from ragbench.cli import main
+
+    docs, store, cfg = _files(tmp_path), tmp_path / "kb.sqlite", _cfg(tmp_path)
+    assert main(["index", str(docs / "skip.pdf"), "--store", str(store), "--config", cfg]) == 1
+    assert main(["index", str(docs / "pto.md"), str(tmp_path / "missing.md"), "--store", str(store)]) == 1
+    assert not store.exists()  # every file is checked before the store is opened
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["search", "q", "--store", str(store), "--mode", "bm25"]) == 1
+    assert not store.exists()
+    assert main(["index", str(docs), "--store", str(store), "--config", cfg, "--no-embed"]) == 0
+    assert main(["search", "q", "--store", str(store), "--mode", "bm25", "-k", "0"]) == 1
+    assert "k must be" in capsys.readouterr().err
