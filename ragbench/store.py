@@ -260,7 +260,13 @@ class KnowledgeStore:
                 raise
             else:
                 self._depth -= 1
-                conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+                try:
+                    conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+                except sqlite3.Error as exc:
+                    if depth == 0 and conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise StoreError(f"store {self.path}: commit failed ({exc}); the transaction was rolled "
+                                     "back. Fix: check free disk space and permissions, then retry.") from exc
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         """Run a read query and return all rows (``sqlite3.Row``: index by name or position)."""
@@ -488,7 +494,7 @@ class KnowledgeStore:
 
     def ingest(self, documents: Iterable[Document], chunker: "Chunker", embedder: "Embedder | None" = None,
                summarizer: Callable[[Chunk], str] | None = None, show_progress: bool = False,
-               on_error: str = "raise", batch_chunks: int = 64) -> IngestReport:
+               on_error: str = "raise", batch_chunks: int = 64, prune: bool = False) -> IngestReport:
         """Add new documents, re-version changed ones, skip unchanged ones (same content hash and chunker).
 
         Every document is validated first (duplicate ids, blank or non-str text, non-JSON metadata → DataError
@@ -496,11 +502,15 @@ class KnowledgeStore:
         ``errors`` instead). Documents are then chunked, summarised and embedded in groups of about
         ``batch_chunks`` chunks, and each document is written in its own transaction. A changed document gets
         ``version + 1``; its chunks replace the old ones (a chunk whose id survives keeps its embeddings and
-        summary). Unchanged documents only get missing summaries / embeddings filled in.
+        summary). Unchanged documents only get missing summaries / embeddings filled in. With ``prune=True``
+        stored documents absent from ``documents`` are deleted afterwards (counted in ``deleted``), so the
+        store mirrors a source folder.
         """
         from tqdm.auto import tqdm
 
-        docs, errors = _validate_documents(documents, on_error)
+        if isinstance(batch_chunks, bool) or not isinstance(batch_chunks, int) or batch_chunks < 1:
+            raise DataError(f"batch_chunks must be a positive integer, found {batch_chunks!r}.")
+        docs, errors, seen = _validate_documents(documents, on_error)
         chunker_sig = repr(chunker)
         counts = {"added": 0, "updated": 0, "unchanged": 0, "chunks": 0}
         bar = tqdm(total=len(docs), disable=not show_progress, desc="ingest", unit="doc")
@@ -521,7 +531,15 @@ class KnowledgeStore:
             self._finish_group(group, embedder, summarizer, counts)
             bar.update(len(group))
         bar.close()
-        return IngestReport(counts["added"], counts["updated"], counts["unchanged"], 0, counts["chunks"], errors)
+        deleted = 0
+        if prune:
+            gone = [d for d in self.doc_ids() if d not in seen]
+            with self.transaction() as conn:
+                for batch in _in_batches(gone):
+                    deleted += conn.execute(f"DELETE FROM documents WHERE doc_id IN ({_qmarks(len(batch))})",
+                                            tuple(batch)).rowcount
+        return IngestReport(counts["added"], counts["updated"], counts["unchanged"], deleted, counts["chunks"],
+                            errors)
 
     def _plan(self, doc: Document, chunker: "Chunker", chunker_sig: str, embedder: "Embedder | None",
               summarizer: Callable[[Chunk], str] | None, on_error: str, errors: list[str]) -> "_Plan | None":
@@ -535,7 +553,8 @@ class KnowledgeStore:
             doc.title, doc.source, acl_json, meta_json)
         if old is not None and old["sha256"] == sha and old["chunker"] == chunker_sig:
             kind = "unchanged" if fields_same else "fields"
-            chunks = self.chunks([doc.doc_id])
+            # Stored chunks matter only when summaries or embeddings may be missing.
+            chunks = self.chunks([doc.doc_id]) if embedder is not None or summarizer is not None else []
         else:
             kind = "add" if old is None else ("update" if old["sha256"] != sha else "rechunk")
             try:
@@ -622,7 +641,7 @@ class KnowledgeStore:
                 conn.executemany(
                     'INSERT INTO chunks(chunk_id, doc_id, seq, start, "end", text, summary) VALUES (?, ?, ?, ?, ?, ?, ?) '
                     'ON CONFLICT(chunk_id) DO UPDATE SET start = excluded.start, "end" = excluded."end"',
-                    [(c.chunk_id, c.doc_id, c.seq, c.start, c.end, c.text, plan.summaries.get(c.chunk_id, ""))
+                    [(c.chunk_id, c.doc_id, c.seq, c.start, c.end, c.text, plan.summaries.get(c.chunk_id, c.summary))
                      for c in plan.chunks])
             if plan.to_summarize:
                 conn.executemany("UPDATE chunks SET summary = ? WHERE chunk_id = ?",
@@ -649,7 +668,8 @@ class _Plan:
     to_summarize: list[Chunk] = field(default_factory=list)
 
 
-def _validate_documents(documents: Iterable[Document], on_error: str) -> tuple[list[Document], list[str]]:
+def _validate_documents(documents: Iterable[Document], on_error: str
+                        ) -> tuple[list[Document], list[str], set[str]]:
     """Check the whole input before any write: types, ids, duplicates, text, JSON metadata."""
     if on_error not in ("raise", "skip"):
         raise DataError(f"on_error must be 'raise' or 'skip', found {on_error!r}.")
@@ -687,7 +707,7 @@ def _validate_documents(documents: Iterable[Document], on_error: str) -> tuple[l
                 continue
             raise DataError(msg + "; nothing was written. Fix: drop it, or pass on_error='skip'.")
         docs.append(doc)
-    return docs, errors
+    return docs, errors, seen
 
 
 def _check_chunks(doc: Document, chunks: Sequence[Chunk]) -> None:

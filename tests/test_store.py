@@ -460,3 +460,25 @@ def test_a_process_killed_midway_leaves_a_consistent_store_and_a_rerun_completes
         assert (report.added, report.unchanged, report.chunks) == (28, 12, 84)
         assert_consistent(store, WordWindowChunker())
         assert len(store) == 40 and len(store.chunks()) == 120
+
+
+def test_prune_deletes_documents_missing_from_the_input(store) -> None:
+    store.ingest([doc(1), doc(2), doc(3)], WordWindowChunker())
+    report = store.ingest([doc(2)], WordWindowChunker(), prune=True)
+    assert (report.unchanged, report.deleted) == (1, 2)
+    assert store.doc_ids() == ["doc002"] and len(store.chunks()) == 3
+
+
+def test_a_damaged_store_is_reported_and_left_unchanged(tmp_path) -> None:
+    path = tmp_path / "kb.db"
+    with KnowledgeStore.open(path) as s:
+        s.ingest([doc(i) for i in range(30)], WordWindowChunker())
+        s.query("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    data[100:4096] = bytes([0xA5]) * (4096 - 100)  # wipe the schema page after the file header
+    path.write_bytes(bytes(data))
+    before = _files(tmp_path)
+    with pytest.raises(StoreError, match="damaged|malformed") as err:
+        KnowledgeStore.open(path).chunks()
+    assert "Fix:" in str(err.value)
+    assert _files(tmp_path) == before
