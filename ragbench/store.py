@@ -180,29 +180,25 @@ class KnowledgeStore:
 
     def _initialise(self, conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA foreign_keys = ON")
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+        def state() -> tuple[int, set[str]]:
+            app = conn.execute("PRAGMA application_id").fetchone()[0]
+            return app, {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+        app_id, tables = state()
         if app_id == 0 and not tables:
             # New store: mark it before switching to WAL, so the marker lands in the main file's header.
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                for stmt in _CORE_DDL.split(";"):
-                    if stmt.strip():
-                        conn.execute(stmt)
-                now = _now()
-                from . import __version__ as version  # noqa: PLC0415 - package version, no heavy import
-
-                conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
-                    ("application", "ragbench knowledge store"), ("schema_version", str(SCHEMA_VERSION)),
-                    ("created_at", now), ("created_by", f"ragbench {version}")])
-                conn.execute("INSERT INTO schemas VALUES ('core', ?, ?)", (SCHEMA_VERSION, now))
+                app_id, tables = state()  # another process may have created it while we waited for the lock
+                if app_id == 0 and not tables:
+                    self._create_core(conn)
+                    app_id, tables = state()
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-        elif app_id != APPLICATION_ID:
+        if app_id != APPLICATION_ID:
             raise StoreError(f"{self.path} is another program's SQLite database (application_id {app_id:#010x}). "
                              "Fix: choose a different store path.")
         elif "meta" not in tables or "documents" not in tables:
@@ -214,6 +210,21 @@ class KnowledgeStore:
                 raise StoreError(f"cannot switch {self.path} to WAL mode (got {mode}). Fix: use a local disk.")
             # WAL + NORMAL: commits survive a process crash; only a power loss may drop the last ones.
             conn.execute("PRAGMA synchronous = NORMAL")
+
+    @staticmethod
+    def _create_core(conn: sqlite3.Connection) -> None:
+        from . import __version__ as version  # noqa: PLC0415 - the package version, no heavy import
+
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        for stmt in _CORE_DDL.split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+        now = _now()
+        conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
+            ("application", "ragbench knowledge store"), ("schema_version", str(SCHEMA_VERSION)),
+            ("created_at", now), ("created_by", f"ragbench {version}")])
+        conn.execute("INSERT INTO schemas VALUES ('core', ?, ?)", (SCHEMA_VERSION, now))
 
     def close(self) -> None:
         with self._lock:
@@ -437,8 +448,10 @@ class KnowledgeStore:
         conn.executemany("INSERT OR REPLACE INTO embeddings(model_id, chunk_id, vector) VALUES (?, ?, ?)",
                          [(model_id, cid, arr[i].tobytes()) for i, cid in enumerate(chunk_ids)])
 
-    def put_embeddings(self, model_id: str, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
-        """Store float32 vectors for existing chunks (replacing older ones) in one transaction."""
+    def put_embeddings(self, model_id: str, chunk_ids: Sequence[str], vectors: np.ndarray,
+                       sha256: str | None = None) -> None:
+        """Store float32 vectors for existing chunks (replacing older ones) in one transaction; ``sha256`` (of
+        the model weights) is recorded for the model, and a different recorded one is refused (StoreError)."""
         chunk_ids = list(chunk_ids)
         arr = self._check_vectors(model_id, chunk_ids, vectors)
         with self.transaction() as conn:
@@ -447,7 +460,7 @@ class KnowledgeStore:
                 raise DataError(f"put_embeddings: unknown chunk id(s) {missing[:5]} ({len(missing)} in all); nothing "
                                 "was written. Fix: use ids from store.chunks().")
             if chunk_ids:
-                self._write_vectors(conn, model_id, chunk_ids, arr)
+                self._write_vectors(conn, model_id, chunk_ids, arr, sha256)
 
     def embeddings(self, model_id: str, chunk_ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
         """``(ids, float32 (n, dim))`` for ``model_id``; in ``chunk_ids`` order (missing ids left out), else in

@@ -482,3 +482,39 @@ def test_a_damaged_store_is_reported_and_left_unchanged(tmp_path) -> None:
         KnowledgeStore.open(path).chunks()
     assert "Fix:" in str(err.value)
     assert _files(tmp_path) == before
+
+
+def test_stores_opened_at_once_on_a_new_path_initialise_it_once(tmp_path) -> None:
+    import threading
+
+    path = tmp_path / "kb.db"
+    barrier = threading.Barrier(4)
+    stores: list[KnowledgeStore] = []
+    failures: list[BaseException] = []
+
+    def open_it() -> None:
+        barrier.wait()
+        try:
+            stores.append(KnowledgeStore.open(path))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == [] and len(stores) == 4
+    assert stores[0].query("SELECT COUNT(*) FROM meta WHERE key = 'schema_version'")[0][0] == 1
+    for s in stores:
+        s.close()
+
+
+def test_put_embeddings_records_and_guards_the_model_weights(store) -> None:
+    store.ingest([doc(1)], WordWindowChunker())
+    ids = [c.chunk_id for c in store.chunks()]
+    store.put_embeddings("m", ids[:1], np.ones((1, 2)), sha256="a" * 64)
+    assert store.embedding_models()["m"] == {"dim": 2, "sha256": "a" * 64, "count": 1}
+    with pytest.raises(StoreError, match="other|weights"):
+        store.put_embeddings("m", ids[1:2], np.ones((1, 2)), sha256="b" * 64)
+    assert store.embedding_models()["m"]["count"] == 1
