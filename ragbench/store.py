@@ -535,7 +535,8 @@ class KnowledgeStore:
                 bar.update(1)
                 continue
             group.append(plan)
-            pending += len(plan.to_embed)
+            # Without an embedder, group by chunk count too, so that writes (and kept progress) start early.
+            pending += len(plan.to_embed) if embedder is not None else max(1, len(plan.chunks))
             if pending >= batch_chunks:
                 self._finish_group(group, embedder, summarizer, counts)
                 bar.update(len(group))
