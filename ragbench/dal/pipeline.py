@@ -1,0 +1,216 @@
+"""The DAL ingestion pipeline (seed §10): watch → fetch → transform → chunk → embed → index, incrementally.
+
+* **Watch/fetch**: :mod:`ragbench.dal.watchers` list what each source holds now.
+* **Delta**: an item whose raw hash equals the one in the state table (``dal_pipeline_state``) is skipped
+  before any work; only new and changed items are transformed, chunked and embedded.
+* **Transform**: strict UTF-8 decoding (a non-UTF-8 file is a source error, its indexed version stays), Unicode
+  NFC, newline and blank-line clean-up, HTML stripped, title and content kind extracted; an item whose cleaned
+  text is already indexed under another source is a duplicate and is not indexed twice.
+* **Chunk/embed/index**: ``KnowledgeStore.ingest`` with a chunker per content kind (prose, code, chat).
+* **Atomic and resumable**: each batch — its documents, chunks, embeddings and state rows — is written in ONE
+  store transaction, so a crash loses at most the batch in flight, and a rerun redoes exactly that batch, with no
+  duplicates. Items missing from a complete scan of a folder or URL list leave the index.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import PurePosixPath
+from typing import Sequence
+
+from bs4 import BeautifulSoup
+from tqdm.auto import tqdm
+
+from ..errors import DataError
+from ..retrieval.base import Embedder
+from ..schema import Document
+from ..store import KnowledgeStore
+from ..text import content_hash
+from .chunkers import chunker_for, content_kind
+from .entries import SourceError
+from .watchers import RawSource, Watcher
+
+log = logging.getLogger("ragbench.dal.pipeline")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS dal_pipeline_state (
+    source_id TEXT PRIMARY KEY, watcher TEXT NOT NULL, raw_hash TEXT NOT NULL, content_hash TEXT NOT NULL,
+    doc_id TEXT, kind TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS dal_pipeline_state_by_watcher ON dal_pipeline_state(watcher);
+CREATE INDEX IF NOT EXISTS dal_pipeline_state_by_hash ON dal_pipeline_state(content_hash);
+"""
+_HTML_EXT = frozenset({".html", ".htm", ".xhtml"})
+
+
+@dataclass(frozen=True)
+class PipelineReport:
+    added: int
+    updated: int
+    unchanged: int
+    deleted: int
+    duplicates: int
+    chunks: int
+    reprocessed: tuple[str, ...]
+    deleted_ids: tuple[str, ...]
+    errors: tuple[SourceError, ...]
+
+
+def decode(item: RawSource) -> str:
+    """Strict UTF-8 (a leading BOM dropped); raises :class:`DataError` with the offset of the first bad byte."""
+    if isinstance(item.data, str):
+        return item.data
+    try:
+        text = item.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{item.locator} is not valid UTF-8: byte {item.data[exc.start:exc.start + 1]!r} at offset "
+                        f"{exc.start}. Fix: re-encode it as UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def clean(text: str, html: bool = False) -> str:
+    """NFC, ``\\n`` newlines, no trailing spaces, at most one blank line in a row; HTML reduced to its text."""
+    if html:
+        text = BeautifulSoup(text, "html.parser").get_text("\n")
+    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def title_of(item: RawSource, text: str) -> str:
+    if item.title:
+        return item.title
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip().lstrip("#").strip()[:120]
+    return item.name or item.source_id
+
+
+def transform(item: RawSource) -> tuple[Document, str]:
+    """The cleaned :class:`Document` of an item and its content kind; raises :class:`DataError`."""
+    ext = PurePosixPath(item.name).suffix.lower()
+    text = clean(decode(item), html=ext in _HTML_EXT)
+    if not text:
+        raise DataError(f"{item.locator} has no text after cleaning. Fix: nothing to index; remove it.")
+    kind = content_kind(item.name, text)
+    meta = {k: v for k, v in item.metadata.items() if isinstance(v, (str, int, float, bool))}
+    meta.update(kind=kind, content_hash=content_hash(text))
+    return Document(item.source_id, text, title_of(item, text), item.locator, metadata=meta), kind
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class _Work:
+    item: RawSource
+    watcher: str
+    doc: Document
+    kind: str
+    duplicate_of: str | None = None
+
+
+@dataclass
+class IngestionPipeline:
+    """``run(watchers) -> PipelineReport``; ``embedder=None`` indexes chunks without vectors."""
+
+    store: KnowledgeStore
+    embedder: Embedder | None = None
+    batch_size: int = 64
+    show_progress: bool = False
+    _ready: bool = field(default=False, init=False)
+
+    def _schema(self) -> None:
+        if not self._ready:
+            self.store.ensure_schema("dal_pipeline", SCHEMA, version=1)
+            self._ready = True
+
+    def state(self) -> dict[str, dict]:
+        """``source_id → {watcher, raw_hash, content_hash, doc_id, kind}``."""
+        self._schema()
+        rows = self.store.query("SELECT source_id, watcher, raw_hash, content_hash, doc_id, kind FROM dal_pipeline_state")
+        return {r["source_id"]: dict(r) for r in rows}
+
+    def run(self, watchers: Sequence[Watcher]) -> PipelineReport:
+        self._schema()
+        state = self.state()
+        errors: list[SourceError] = []
+        work: list[_Work] = []
+        unchanged = 0
+        seen: dict[str, set[str]] = {}
+        complete: dict[str, bool] = {}
+        live_hashes = {s["content_hash"]: sid for sid, s in state.items() if s["doc_id"]}
+        for w in watchers:
+            scan = w.scan()
+            errors.extend(scan.errors)
+            complete[w.name] = scan.complete and w.deletes_missing
+            seen[w.name] = {i.source_id for i in scan.items}
+            for item in scan.items:
+                old = state.get(item.source_id)
+                if item.metadata.get("skipped"):
+                    continue  # failed or oversized: keep whatever is indexed
+                if old is not None and old["raw_hash"] == item.raw_hash:
+                    unchanged += 1
+                    continue
+                try:
+                    doc, kind = transform(item)
+                except DataError as exc:
+                    errors.append(SourceError(item.locator, "transform", type(exc).__name__, str(exc)))
+                    continue
+                h = doc.metadata["content_hash"]
+                owner = live_hashes.get(h)
+                dup = owner if owner is not None and owner != item.source_id else None
+                if dup is None:
+                    live_hashes[h] = item.source_id
+                work.append(_Work(item, w.name, doc, kind, dup))
+        totals = {"added": 0, "updated": 0, "chunks": 0, "duplicates": 0}
+        bar = tqdm(total=len(work), disable=not self.show_progress, desc="dal ingest", unit="doc")
+        for start in range(0, len(work), self.batch_size):
+            batch = work[start:start + self.batch_size]
+            self._write(batch, state, totals)
+            bar.update(len(batch))
+        bar.close()
+        deleted = self._delete_missing(state, seen, complete)
+        report = PipelineReport(totals["added"], totals["updated"], unchanged, len(deleted), totals["duplicates"],
+                                totals["chunks"], tuple(w.item.source_id for w in work), tuple(deleted),
+                                tuple(errors))
+        log.info("pipeline: %s", report)
+        return report
+
+    def _write(self, batch: list[_Work], state: dict[str, dict], totals: dict[str, int]) -> None:
+        """One transaction: the batch's documents (grouped by chunker), stale copies of duplicates, state rows."""
+        now = _now()
+        with self.store.transaction() as conn:
+            for kind in ("prose", "code", "chat"):
+                docs = [w.doc for w in batch if w.kind == kind and w.duplicate_of is None]
+                if docs:
+                    rep = self.store.ingest(docs, chunker_for(kind), self.embedder)
+                    totals["added"] += rep.added
+                    totals["updated"] += rep.updated
+                    totals["chunks"] += rep.chunks
+            for w in batch:
+                sid = w.item.source_id
+                if w.duplicate_of is not None:
+                    totals["duplicates"] += 1
+                    old = state.get(sid)
+                    if old is not None and old["doc_id"]:
+                        self.store.delete_document(old["doc_id"])
+                conn.execute("INSERT OR REPLACE INTO dal_pipeline_state(source_id, watcher, raw_hash, content_hash, "
+                             "doc_id, kind, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (sid, w.watcher, w.item.raw_hash, w.doc.metadata["content_hash"],
+                              None if w.duplicate_of else w.doc.doc_id, w.kind, now))
+
+    def _delete_missing(self, state: dict[str, dict], seen: dict[str, set[str]],
+                        complete: dict[str, bool]) -> list[str]:
+        gone = sorted(sid for sid, s in state.items()
+                      if complete.get(s["watcher"]) and sid not in seen.get(s["watcher"], set()))
+        if gone:
+            with self.store.transaction() as conn:
+                for sid in gone:
+                    if state[sid]["doc_id"]:
+                        self.store.delete_document(state[sid]["doc_id"])
+                    conn.execute("DELETE FROM dal_pipeline_state WHERE source_id = ?", (sid,))
+        return gone

@@ -1,0 +1,61 @@
+"""The grounded-generation prompt (seed §6) and an answer through any chat model.
+
+Sources are grouped by tier (1, 2, then 3); each shows its URL without the scheme, its title and its key facts;
+tier-3 facts are labelled "(lower confidence)". The instruction asks the model to use only those facts and to
+prefix any claim it cannot ground with ``Uncertain: ``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..errors import DataError
+from ..llm.base import ChatModel, Completion
+from ..schema import Message
+from .research import ResearchResult, Source
+from .tiers import SourceTier
+
+INSTRUCTION = ('INSTRUCTION: Answer the user\'s question using ONLY the facts above.\n'
+               'If a claim cannot be grounded in these sources, prefix with "Uncertain: "')
+SYSTEM = "You are a careful research assistant. You answer only from the grounded context you are given."
+UNCERTAIN = "Uncertain: "
+
+
+def display_url(url: str) -> str:
+    """``https://www.arxiv.org/abs/1`` → ``www.arxiv.org/abs/1``."""
+    return url.split("://", 1)[-1].rstrip("/")
+
+
+def source_block(source: Source, facts: Sequence[str]) -> str:
+    label = "Key facts (lower confidence):" if source.tier == SourceTier.TIER_3 else "Key facts:"
+    lines = [f"[Tier {int(source.tier)}] Source: {display_url(source.url)}", f'Title: "{source.page.title}"', label]
+    return "\n".join(lines + [f"- {f}" for f in facts])
+
+
+def grounded_prompt(result: ResearchResult, max_sources: int = 12, max_facts: int = 5) -> str:
+    """The seed's prompt: TASK, GROUNDED CONTEXT grouped by tier, INSTRUCTION. Sources without facts are left out;
+    within a tier, sources keep their discovery order."""
+    facts = result.facts_by_source()
+    chosen = [s for s in sorted(result.sources, key=lambda s: int(s.tier)) if s.url in facts][:max_sources]
+    if not chosen:
+        raise DataError(f"no source stated facts about {result.question!r}; nothing to ground an answer on. "
+                        "Fix: research with more passes or another search backend.")
+    blocks = [source_block(s, facts[s.url][:max_facts]) for s in chosen]
+    return (f"TASK: {result.question}\n\nGROUNDED CONTEXT (use ONLY these sources):\n\n" + "\n\n".join(blocks)
+            + "\n\n" + INSTRUCTION)
+
+
+@dataclass(frozen=True)
+class GroundedAnswer:
+    text: str
+    uncertain: tuple[str, ...]
+    completion: Completion
+    prompt: str
+
+
+def answer(result: ResearchResult, chat_model: ChatModel, prompt: str | None = None) -> GroundedAnswer:
+    """Ask ``chat_model`` with the grounded prompt; lines starting with ``Uncertain: `` are collected."""
+    prompt = prompt or grounded_prompt(result)
+    completion = chat_model.complete([Message("system", SYSTEM), Message("user", prompt)])
+    uncertain = tuple(line.strip() for line in completion.text.splitlines() if line.strip().startswith(UNCERTAIN))
+    return GroundedAnswer(completion.text, uncertain, completion, prompt)
