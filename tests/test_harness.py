@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import pandas as pd
 import pytest
@@ -69,8 +70,10 @@ def test_hand_computed_tables_and_significance():
 def test_retriever_runs_as_each_querys_principal():
     alice, bob = Principal.make("alice"), Principal.make("bob")
     qrels = pd.DataFrame({"qid": ["q1", "q2"], "docno": ["alice", "alice"], "label": [1, 1]})
-    res = experiment({"r": RecordingRetriever()}, QUERIES.iloc[:2], qrels, ["P@1"],
-                     principals={"q1": alice, "q2": bob}, k=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # q3 has no judgements: not run, so no unjudged-query warning
+        res = experiment({"r": RecordingRetriever()}, QUERIES.iloc[:3], qrels, ["P@1"],
+                         principals={"q1": alice, "q2": bob, "q3": bob}, k=1)
     assert res.runs["r"].set_index("qid")["docno"].to_dict() == {"q1": "alice", "q2": "bob"}
     assert res.aggregate.loc["r", "P@1"] == 0.5
 

@@ -9,7 +9,7 @@
 
 **Systems.** A :class:`~ragbench.retrieval.base.Retriever` is run over the queries (as each query's principal
 when ``principals`` maps qid → Principal; ACLs are enforced by the retriever) and scored with the retrieval
-measures. A plain callable receives the queries table and returns either a run table (``qid, docno, score,
+measures; retrievers run on the queries that have judgements in ``qrels``. A plain callable receives the queries table and returns either a run table (``qid, docno, score,
 rank``) or **answer records** — this is the entry point for answer systems such as the grounded-answer service:
 records (a DataFrame or mappings) with ``qid``, ``refused``, ``citations`` or ``cited_docnos`` and optionally
 ``answer``, ``support_ratio``, ``context_tokens``, ``model_calls``. Answer records are scored with the answer
@@ -270,6 +270,9 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
 
     from tqdm.auto import tqdm
 
+    # Retrievers run on the judged queries only (unjudged ones could not be scored); answer systems get them all.
+    judged_queries = queries if qrels is None else queries[queries["qid"].isin(set(qrels["qid"]))]
+
     parts: list[pd.DataFrame] = []
     runs: dict[str, pd.DataFrame] = {}
     answers: dict[str, pd.DataFrame] = {}
@@ -277,7 +280,9 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
     for name in tqdm(names, desc="systems", disable=not show_progress):
         system = systems[name]
         if isinstance(system, Retriever):
-            out = _run_retriever(system, queries, k, principals, show_progress)
+            if qrels is None:
+                raise DataError(f"system {name!r} is a retriever but no qrels were given. Fix: pass qrels.")
+            out = _run_retriever(system, judged_queries, k, principals, show_progress)
         elif callable(system):
             out = _as_frame(system(queries[["qid", "query"]].copy()), name)
         else:
@@ -294,7 +299,8 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
                 raise DataError(f"system {name!r} returned a run but no qrels were given. Fix: pass qrels.")
             run = canonical_order(out[[c for c in out.columns if c in ("qid", "docno", "score", "rank")]])
             if validity != "off":
-                check_run(run, qrels, queries=list(queries["qid"]), doc_ids=doc_ids, strict=validity == "strict",
+                check_run(run, qrels, queries=list(judged_queries["qid"]), doc_ids=doc_ids,
+                          strict=validity == "strict",
                           name=f"system {name!r}")
             runs[name] = run
             per = evaluate(run, qrels, ret_measures)
