@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import multiprocessing as mp
 import os
+import pickle
 import sqlite3
 from pathlib import Path
 
@@ -374,3 +375,15 @@ def test_make_embedder(tmp_path):
                        (EmbeddingConfig(model="hashing", hashing_dim=8), "hashing_dim")]:
         with pytest.raises(ConfigError, match=field):
             make_embedder(cfg)
+
+
+def test_embedders_pickle_for_worker_processes(tmp_path):
+    onnx = OnnxEmbedder(precision="int8")
+    before = onnx.embed(["pickled"])
+    clone = pickle.loads(pickle.dumps(onnx))  # a loaded session is dropped and reloaded on first use
+    np.testing.assert_array_equal(clone.embed(["pickled"]), before)
+    cached = CachedEmbedder(HashingEmbedder(64), tmp_path / "c.sqlite")
+    cached.embed(["a"])
+    again = pickle.loads(pickle.dumps(cached))
+    again.embed(["a"])
+    assert (again.hits, again.misses) == (1, 1)

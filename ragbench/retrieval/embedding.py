@@ -101,6 +101,13 @@ class OnnxEmbedder(Embedder):
         self._session: Any = None
         self._tokenizer: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Sessions, tokenizers and locks do not pickle: worker processes reload them on first use.
+        return {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_session", "_tokenizer")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock(), _session=None, _tokenizer=None)
+
     # -- configuration -------------------------------------------------------------------------------------
     def validate(self) -> None:
         """Raise :class:`ConfigError` for a bad setting (called before any file is touched)."""
@@ -391,6 +398,12 @@ class CachedEmbedder(Embedder):
     @property
     def sha256(self) -> str:
         return self.inner.sha256
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_lock", "_conn", "_pid")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock(), _conn=None, _pid=None)
 
     @property
     def path(self) -> Path:
