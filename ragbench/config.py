@@ -106,9 +106,10 @@ class AnswerConfig:
     prompt_name: str = "rag.answer"
     candidate_k: int = 20
     min_embedding_support: float = 0.5
-    extractive_max_sentences: int = 3
-    extractive_sentence_ratio: float = 0.5
-    extractive_min_overlap: float = 0.0
+    extractive_max_sentences: int = 2
+    extractive_sentence_ratio: float = 0.7
+    extractive_min_relevance: float = 0.0
+    extractive_semantic: bool = True
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_timeout: float = 30.0
@@ -125,7 +126,7 @@ class EeragConfig:
 
     top_k: int = 5
     elector: str = "policy"
-    elect_threshold: float = 0.5
+    elect_threshold: float = 0.3
     margin: float = 0.1
     max_expand: int = 3
     summary_tokens: int = 25
