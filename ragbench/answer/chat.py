@@ -1,0 +1,91 @@
+"""Chat sessions: follow-ups rewritten against the history, history kept in the store.
+
+The history stores the *original* question and the answer text (never the rewrite), as the Enterprise source's
+``ChatOrchestrator`` does (seed-behaviour 3.9). A session belongs to one principal: opening someone else's session
+raises :class:`PermissionDenied`.
+"""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import DataError, PermissionDenied
+from ..schema import Message, Principal
+from .rewriter import rewrite
+from .service import Answer, AnsweringService
+
+SCHEMA = "answer.chat"
+DDL = """
+CREATE TABLE IF NOT EXISTS chat_sessions (
+    session_id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chat_messages (
+    session_id TEXT NOT NULL REFERENCES chat_sessions(session_id),
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    answer_id TEXT,
+    prompt_version TEXT,
+    PRIMARY KEY (session_id, seq)
+);
+"""
+
+
+def session_title(question: str) -> str:
+    """The first question, cut to 60 characters with an ellipsis."""
+    q = question.strip()
+    return q if len(q) <= 60 else q[:60] + "\u2026"
+
+
+class ChatSession:
+    """A conversation of one principal with an :class:`AnsweringService`."""
+
+    def __init__(self, service: AnsweringService, principal: Principal | str, session_id: str | None = None,
+                 tenant: str | None = None) -> None:
+        self.service = service
+        self.principal = service.resolve(principal)
+        self.tenant = tenant
+        self.session_id = session_id
+        self.history: list[Message] = []
+        service.store.ensure_schema(SCHEMA, DDL, 1)
+        if session_id is not None:
+            self._load(session_id)
+
+    def _load(self, session_id: str) -> None:
+        rows = self.service.store.query("SELECT user_id FROM chat_sessions WHERE session_id = ?", (session_id,))
+        if not rows:
+            raise DataError(f"unknown chat session {session_id!r}. Fix: start a new session (session_id=None).")
+        if rows[0][0] != self.principal.user_id:
+            raise PermissionDenied(f"chat session {session_id!r} belongs to another user. Fix: open your own.")
+        self.history = [Message(r[0], r[1], {"answer_id": r[2]} if r[2] else {}) for r in self.service.store.query(
+            "SELECT role, content, answer_id FROM chat_messages WHERE session_id = ? ORDER BY seq", (session_id,))]
+
+    def ask(self, question: str) -> Answer:
+        """Answer a (follow-up) question; the retrieval query is the rewrite, the history keeps the original."""
+        if not isinstance(question, str) or not question.strip():
+            raise DataError(f"question must be a non-blank string, found {question!r}.")
+        query = rewrite(question, self.history)
+        result = self.service.answer(question, self.principal, tenant=self.tenant, query=query)
+        self._append(question.strip(), result)
+        return result
+
+    def _append(self, question: str, result: Answer) -> None:
+        store: Any = self.service.store
+        with store.transaction() as conn:
+            if self.session_id is None:
+                self.session_id = uuid.uuid4().hex
+                conn.execute("INSERT INTO chat_sessions VALUES (?, ?, ?, ?)",
+                             (self.session_id, self.principal.user_id, session_title(question),
+                              datetime.now(timezone.utc).isoformat()))
+            seq = len(self.history)
+            conn.execute("INSERT INTO chat_messages VALUES (?, ?, 'user', ?, NULL, NULL)",
+                         (self.session_id, seq, question))
+            conn.execute("INSERT INTO chat_messages VALUES (?, ?, 'assistant', ?, ?, ?)",
+                         (self.session_id, seq + 1, result.answer, result.answer_id, result.prompt_version))
+        self.history.append(Message("user", question))
+        self.history.append(Message("assistant", result.answer, {"answer_id": result.answer_id,
+                                                                 "prompt_version": result.prompt_version}))

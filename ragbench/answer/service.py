@@ -1,0 +1,264 @@
+"""Grounded answers with permissions (Enterprise source ``AnsweringService``, seed-behaviour 3.7).
+
+``answer(question, principal)``: retrieve as the principal → ACL post-filter against the store → refuse
+``insufficient-retrieval`` when the best score is below ``min_retrieval_score`` → prompt from the active versioned
+template → chat model → per-sentence grounding → refuse ``insufficient-grounding`` when the support ratio is below
+``min_support_ratio`` → citations. Failures of the model become refusals (``model-error``, ``model-refused``,
+``empty-answer``) that carry the error text; an unknown principal raises :class:`PermissionDenied`.
+
+Only post-filtered chunks ever reach the prompt, the answer, the citations, the answer log or the log messages.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+from ..config import AnswerConfig, RagbenchConfig
+from ..errors import ConfigError, DataError, ModelError, NetworkError, PermissionDenied
+from ..llm.base import ChatModel, Completion
+from ..llm.context import REFUSAL_MESSAGE, Passage, rag_meta
+from ..schema import Hit, Message, Principal
+from ..text import count_tokens, normalize_whitespace
+from .acl import PrincipalRegistry, post_filter
+from .budget import AnswerLog, BudgetLedger
+from .citations import Citation, build_citations
+from .grounding import SentenceSupport, verify
+from .prompts import PromptRegistry, PromptTemplate
+
+log = logging.getLogger(__name__)
+
+SYSTEM_INSTRUCTION = ("You answer questions about the company's documents using only the numbered context "
+                      "passages you are given, and you cite them with their [n] markers.")
+
+REFUSAL_REASONS = ("insufficient-retrieval", "insufficient-grounding", "model-refused", "empty-answer",
+                   "model-error")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer (or refusal) with everything needed to audit it."""
+
+    answer_id: str
+    question: str
+    query: str
+    answer: str
+    refused: bool
+    refusal_reason: str | None
+    support_ratio: float
+    citations: tuple[Citation, ...]
+    prompt_version: str
+    model_id: str
+    retrieval_mode: str
+    context_tokens: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    context_chunk_ids: tuple[str, ...] = ()
+    sentences: tuple[SentenceSupport, ...] = field(default=(), repr=False)
+    error: str | None = None
+
+    @property
+    def cited_doc_ids(self) -> list[str]:
+        return list(dict.fromkeys(c.doc_id for c in self.citations))
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's JSON record."""
+        return {"answer": self.answer, "refused": self.refused, "refusal_reason": self.refusal_reason,
+                "citations": [c.to_json() for c in self.citations], "support_ratio": round(self.support_ratio, 6),
+                "prompt_version": self.prompt_version, "model_id": self.model_id,
+                "retrieval_mode": self.retrieval_mode, "context_tokens": self.context_tokens,
+                "answer_id": self.answer_id, "error": self.error}
+
+    def to_row(self, qid: str) -> dict[str, Any]:
+        """A row of the ``answers`` table (plus the optional columns)."""
+        return {"qid": qid, "answer": self.answer, "citations": [c.to_json() for c in self.citations],
+                "refused": self.refused, "support_ratio": self.support_ratio, "prompt_version": self.prompt_version,
+                "context_tokens": self.context_tokens, "refusal_reason": self.refusal_reason,
+                "model_id": self.model_id, "retrieval_mode": self.retrieval_mode,
+                "cited_docnos": self.cited_doc_ids}
+
+
+def _answer_cfg(cfg: AnswerConfig | RagbenchConfig | None) -> AnswerConfig:
+    if cfg is None:
+        return AnswerConfig()
+    if isinstance(cfg, RagbenchConfig):
+        return cfg.answer
+    if isinstance(cfg, AnswerConfig):
+        return cfg
+    raise ConfigError(f"expected an AnswerConfig or RagbenchConfig, found {type(cfg).__name__}.")
+
+
+class AnsweringService:
+    """Answers questions as a principal over a store and a retriever indexed from it.
+
+    ``principals``: when given, a principal passed by id is resolved there and a :class:`Principal` object must be
+    registered too. ``budget``: a :class:`BudgetLedger` checked before and charged after each model call.
+    ``log_answers``: record every answer's ids and scores in the store (needed for feedback)."""
+
+    def __init__(self, store: Any, retriever: Any, chat_model: ChatModel,
+                 cfg: AnswerConfig | RagbenchConfig | None = None, embedder: Any = None,
+                 principals: PrincipalRegistry | None = None, budget: BudgetLedger | None = None,
+                 log_answers: bool = True, tenant: str | None = None) -> None:
+        self.store = store
+        self.retriever = retriever
+        self.chat_model = chat_model
+        self.cfg = _answer_cfg(cfg)
+        self.embedder = embedder
+        self.principals = principals
+        self.budget = budget
+        self.log_answers = log_answers
+        self.tenant = tenant
+        self._prompts: PromptRegistry | None = None
+        self._answer_log: AnswerLog | None = None
+
+    # ------------------------------------------------------------------------------------------ parts
+
+    @property
+    def prompts(self) -> PromptRegistry:
+        if self._prompts is None:
+            self._prompts = PromptRegistry(self.store)
+        return self._prompts
+
+    @property
+    def answer_log(self) -> AnswerLog:
+        if self._answer_log is None:
+            self._answer_log = AnswerLog(self.store)
+        return self._answer_log
+
+    @property
+    def retrieval_mode(self) -> str:
+        return str(getattr(self.retriever, "name", type(self.retriever).__name__))
+
+    def _check_cfg(self) -> None:
+        c = self.cfg
+        if c.top_k < 1 or c.candidate_k < 1:
+            raise ConfigError(f"answer.top_k and answer.candidate_k must be ≥ 1, found {c.top_k}, {c.candidate_k}.")
+        for name in ("min_support_sentence", "min_support_ratio"):
+            if not 0.0 <= getattr(c, name) <= 1.0:
+                raise ConfigError(f"answer.{name} must be in [0, 1], found {getattr(c, name)}.")
+        if c.grounding == "embedding" and self.embedder is None:
+            raise ConfigError("answer.grounding is 'embedding' but no embedder was given. Fix: pass embedder= "
+                              "or set answer.grounding: lexical.")
+
+    def resolve(self, principal: Principal | str | None) -> Principal:
+        """The principal to answer as; unknown or missing ones raise :class:`PermissionDenied`."""
+        if isinstance(principal, Principal):
+            if self.principals is not None and (principal.user_id not in self.principals
+                                                or self.principals.get(principal.user_id) != principal):
+                raise PermissionDenied(f"principal {principal.user_id!r} is not registered with these rights. "
+                                       "Fix: use a principal from the registry.")
+            return principal
+        if isinstance(principal, str):
+            if self.principals is None:
+                raise PermissionDenied(f"cannot resolve principal {principal!r}: no principal registry. "
+                                       "Fix: pass a Principal or give the service a PrincipalRegistry.")
+            return self.principals.get(principal)
+        raise PermissionDenied("no principal given; answers are served only to a known principal. "
+                               "Fix: pass a Principal or a registered user id.")
+
+    def _context(self, hits: Sequence[Hit]) -> list[Hit]:
+        """Titles, spans and text filled from the store where the retriever left them out."""
+        titles: dict[str, str] | None = None
+        out = []
+        for h in hits:
+            if not h.title:
+                titles = titles if titles is not None else self.store.titles()
+                h = replace(h, title=titles.get(h.doc_id, ""))
+            if not h.text or h.end <= h.start:
+                chunk = self.store.get_chunk(h.chunk_id)
+                if chunk is not None and chunk.doc_id == h.doc_id:
+                    h = replace(h, text=h.text or chunk.text, start=chunk.start, end=chunk.end)
+            out.append(h)
+        return out
+
+    # ------------------------------------------------------------------------------------------ answering
+
+    def build_messages(self, question: str, hits: Sequence[Hit], template: PromptTemplate) -> tuple[list[Message], str]:
+        """System + user messages and the context block; the question and passages also travel as structured
+        meta so a local model never has to parse the prompt."""
+        # The prompt gets one line per passage; the structured copy keeps line breaks (headings end sentences).
+        passages = [Passage(i + 1, h.text.strip(), float(h.score)) for i, h in enumerate(hits)]
+        context = "\n".join(f"[{p.n}] {normalize_whitespace(p.text)}" for p in passages)
+        user = template.render(context, question)
+        return [Message("system", SYSTEM_INSTRUCTION),
+                Message("user", user, rag_meta(question, passages))], context
+
+    def answer(self, question: str, principal: Principal | str | None, tenant: str | None = None,
+               query: str | None = None) -> Answer:
+        """Answer ``question`` as ``principal``; ``query`` (default: the question) is what is retrieved and asked
+        (a chat session passes the rewritten follow-up here)."""
+        self._check_cfg()
+        who = self.resolve(principal)
+        if not isinstance(question, str) or not question.strip():
+            raise DataError(f"question must be a non-blank string, found {question!r}.")
+        asked = (query or question).strip()
+        tenant = tenant or self.tenant or self.cfg.tenant
+        if self.budget is not None:
+            self.budget.check(tenant)
+        template = self.prompts.ensure_default(self.cfg.prompt_name)
+        base = dict(question=question.strip(), query=asked, prompt_version=template.id,
+                    model_id=str(self.chat_model.model_id), retrieval_mode=self.retrieval_mode)
+
+        raw = self.retriever.search(asked, k=max(self.cfg.candidate_k, self.cfg.top_k), principal=who)
+        hits = self._context(post_filter(raw, who, self.store)[: self.cfg.top_k])
+        if not hits or max(h.score for h in hits) < self.cfg.min_retrieval_score:
+            return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
+
+        messages, context = self.build_messages(asked, hits, template)
+        context_tokens = count_tokens(context)
+        try:
+            completion = self.chat_model.complete(messages)
+            if not isinstance(completion, Completion) or not isinstance(completion.text, str):
+                raise ModelError(f"chat model returned {type(completion).__name__}, expected a Completion.")
+        except (ModelError, NetworkError) as exc:
+            log.warning("chat model failed (%s); refusing", type(exc).__name__)
+            return self._finish(who, tenant, self._refusal(base, "model-error", 0.0, context_tokens, hits,
+                                                           error=f"{type(exc).__name__}: {exc}"))
+        if self.budget is not None:
+            self.budget.record(tenant, completion.model_id, completion.prompt_tokens, completion.completion_tokens)
+        base["model_id"] = completion.model_id
+        tokens = dict(prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens)
+        text = completion.text.strip()
+        if not text:
+            return self._finish(who, tenant, self._refusal(base, "empty-answer", 0.0, context_tokens, hits, **tokens))
+        if normalize_whitespace(text).casefold().startswith(REFUSAL_MESSAGE.casefold()):
+            return self._finish(who, tenant, self._refusal(base, "model-refused", 0.0, context_tokens, hits,
+                                                           **tokens))
+        report = verify(text, hits, self.cfg.min_support_sentence, self.cfg.grounding, self.embedder,
+                        self.cfg.min_embedding_support)
+        if report.support_ratio < self.cfg.min_support_ratio:
+            return self._finish(who, tenant, self._refusal(base, "insufficient-grounding", report.support_ratio,
+                                                           context_tokens, hits, sentences=report.sentences,
+                                                           **tokens))
+        citations = build_citations(text, hits, report)
+        result = Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
+                        support_ratio=report.support_ratio, citations=tuple(citations),
+                        context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
+                        sentences=report.sentences, **tokens, **base)
+        return self._finish(who, tenant, result)
+
+    def _refusal(self, base: dict[str, Any], reason: str, ratio: float, context_tokens: int, hits: Sequence[Hit],
+                 sentences: tuple[SentenceSupport, ...] = (), error: str | None = None, prompt_tokens: int = 0,
+                 completion_tokens: int = 0) -> Answer:
+        return Answer(answer_id="", answer=REFUSAL_MESSAGE, refused=True, refusal_reason=reason, support_ratio=ratio,
+                      citations=(), context_tokens=context_tokens, prompt_tokens=prompt_tokens,
+                      completion_tokens=completion_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
+                      sentences=sentences, error=error, **base)
+
+    def _finish(self, who: Principal, tenant: str, result: Answer) -> Answer:
+        answer_id = uuid.uuid4().hex
+        if self.log_answers:
+            answer_id = self.answer_log.add(who.user_id, tenant, result.prompt_version, result.model_id,
+                                            result.retrieval_mode, result.refused, result.refusal_reason,
+                                            result.support_ratio, [c.chunk_id for c in result.citations],
+                                            answer_id=answer_id)
+        # Ids and numbers only: chunk text never goes to a log.
+        log.info("answer %s for %s: refused=%s reason=%s support=%.3f cited=%s", answer_id, who.user_id,
+                 result.refused, result.refusal_reason, result.support_ratio,
+                 [c.chunk_id for c in result.citations])
+        return replace(result, answer_id=answer_id)
+
+    def feedback(self, answer_id: str, principal: Principal | str, rating: int, comment: str = "") -> None:
+        """Store a 1–5 rating and a comment on one of the principal's answers."""
+        self.answer_log.feedback(answer_id, self.resolve(principal).user_id, rating, comment)

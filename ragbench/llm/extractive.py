@@ -1,0 +1,196 @@
+"""A deterministic extractive chat model: answers by quoting the context sentences that best match the question.
+
+It restates the Enterprise source's ``TemplateChatModel`` (seed-behaviour 3.7) with three fixes:
+
+* the question is the *actual* question (``meta["rag"]``, see :mod:`ragbench.llm.context`), not the whole
+  formatted prompt, so context tokens no longer count as question tokens;
+* a sentence must share at least one content word with the question even when only one passage is kept, and when
+  no sentence does the model replies :data:`REFUSAL_MESSAGE` instead of pasting the first passage;
+* sentences scoring below ``sentence_ratio`` × the best sentence are dropped, duplicates from overlapping chunks
+  are merged, and citation markers inside document text are removed, so a document cannot forge a citation;
+* passages carrying prompt-injection text are quarantined (never quoted), and an optional embedder adds the
+  question–sentence cosine to the lexical overlap, so paraphrased questions find their sentence.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError, ModelError
+from ..schema import Message
+from ..text import count_tokens, normalize_whitespace, tokenize
+from .base import ChatModel, Completion
+from .context import REFUSAL_MESSAGE, Passage, read_rag_meta, split_answer_sentences, strip_markers
+
+_LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
+_MARKUP = re.compile(r"\*\*|__|`")
+_LEAD = re.compile(r"^(?:#+|[-*+>|]|\d+[.)])\s+")
+
+#: Text addressed to an AI rather than to a reader: a passage containing it is never quoted.
+INJECTION = re.compile(
+    r"ignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\s+instructions"
+    r"|disregard\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+instructions"
+    r"|(?:to|for)\s+(?:any|an|the)\s+(?:ai|llm|language\s+model)\b"
+    r"|\bdeveloper\s+mode\b|\bsystem\s+prompt\b|\bjailbreak\b"
+    r"|\byou\s+are\s+now\s+(?:in|a|an)\b", re.IGNORECASE)
+
+
+def is_injection(text: str) -> bool:
+    """True when ``text`` contains instructions addressed to an AI model (prompt injection)."""
+    return bool(INJECTION.search(text))
+
+
+def clean_sentence(sentence: str) -> str:
+    """A sentence without markdown emphasis, heading or bullet marks, whitespace normalised."""
+    s = normalize_whitespace(_MARKUP.sub("", sentence))
+    prev = None
+    while prev != s:
+        prev, s = s, _LEAD.sub("", s).strip()
+    return s
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    score: float
+    passage_score: float
+    n: int
+    index: int
+    sentence: str
+
+
+class ExtractiveChatModel(ChatModel):
+    """Quote the best-supported context sentences and cite each as ``[n]``.
+
+    At most ``max_passages`` passages (by score) are read, those scoring ≥ ``passage_ratio`` × the best. A sentence's
+    relevance is ``r = overlap + semantic_weight × cos`` where ``overlap = |Q ∩ S| / |Q|`` on content-word sets and
+    ``cos`` is the cosine of question and sentence embeddings (only with an ``embedder``); its score is
+    ``(r + 0.05) × (0.4 + 0.6 × passage score / best score)``. Sentences need ``r ≥ min_relevance`` (and a
+    positive ``r``) and ``min_sentence_tokens`` content words; at most ``max_sentences`` sentences scoring ≥
+    ``sentence_ratio`` × the best are emitted in context order. Passages that carry prompt-injection text
+    (instructions addressed to an AI) are never quoted.
+    """
+
+    def __init__(self, max_passages: int = 3, passage_ratio: float = 0.35, max_sentences: int = 3,
+                 sentence_ratio: float = 0.5, min_relevance: float = 0.0, embedder: Any = None,
+                 semantic_weight: float = 1.0, min_sentence_tokens: int = 2, model_id: str | None = None) -> None:
+        self.max_passages = max_passages
+        self.passage_ratio = passage_ratio
+        self.max_sentences = max_sentences
+        self.sentence_ratio = sentence_ratio
+        self.min_relevance = min_relevance
+        self.embedder = embedder
+        self.semantic_weight = semantic_weight
+        self.min_sentence_tokens = min_sentence_tokens
+        self._model_id = model_id
+
+    @property
+    def model_id(self) -> str:  # type: ignore[override]
+        if self._model_id:
+            return self._model_id
+        if self.embedder is None:
+            return "extractive-v1"
+        return f"extractive-v1+{getattr(self.embedder, 'model_id', type(self.embedder).__name__)}"
+
+    def _check(self) -> None:
+        if self.max_passages < 1 or self.max_sentences < 1 or self.min_sentence_tokens < 1:
+            raise ConfigError(f"max_passages, max_sentences and min_sentence_tokens must be ≥ 1, found "
+                              f"{self.max_passages}, {self.max_sentences}, {self.min_sentence_tokens}. "
+                              "Fix: pass positive integers.")
+        for name in ("passage_ratio", "sentence_ratio"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1], found {v}. Fix: pass a fraction.")
+        if self.min_relevance < 0 or self.semantic_weight < 0:
+            raise ConfigError(f"min_relevance and semantic_weight must be ≥ 0, found {self.min_relevance} and "
+                              f"{self.semantic_weight}.")
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        self._check()
+        if not messages:
+            raise ModelError("no messages to answer. Fix: pass at least one user message.")
+        parsed = read_rag_meta(messages)
+        if parsed is None:
+            question, passages = _from_plain_messages(messages)
+        else:
+            question, passages = parsed
+        text = self.compose(question, passages)
+        prompt_tokens = sum(count_tokens(m.content) for m in messages)
+        return Completion(text, prompt_tokens, count_tokens(text), self.model_id)
+
+    def _kept(self, passages: Sequence[Passage]) -> tuple[list[int], float]:
+        usable = [i for i, p in enumerate(passages) if not is_injection(p.text)]
+        order = sorted(usable, key=lambda i: -passages[i].score)[: self.max_passages]
+        if not order:
+            return [], 1.0
+        best = passages[order[0]].score
+        kept = order if best <= 0 else [i for i in order if passages[i].score >= self.passage_ratio * best]
+        return kept, best
+
+    def compose(self, question: str, passages: Sequence[Passage]) -> str:
+        """The extractive answer for ``question`` over ``passages`` (or :data:`REFUSAL_MESSAGE`)."""
+        kept, best = self._kept(passages)
+        q = {t for t in tokenize(question, stopwords=True) if len(t) > 1 or t.isdigit()}
+        if not kept or not (q or self.embedder is not None):
+            return REFUSAL_MESSAGE
+        top = best if best > 0 else 1.0
+        rows: list[tuple[Passage, int, str, float]] = []
+        for i in kept:
+            p = passages[i]
+            weight = 0.4 + 0.6 * max(p.score, 0.0) / top if best > 0 else 1.0
+            for j, sentence in enumerate(split_answer_sentences(strip_markers(p.text))):
+                sentence = clean_sentence(sentence)
+                if len(tokenize(sentence, stopwords=True)) >= self.min_sentence_tokens:
+                    rows.append((p, j, sentence, weight))
+        if not rows:
+            return REFUSAL_MESSAGE
+        cos = self._cosines(question, [r[2] for r in rows])
+        by_text: dict[str, _Candidate] = {}
+        for (p, j, sentence, weight), c in zip(rows, cos):
+            s = set(tokenize(sentence, stopwords=True))
+            overlap = len(q & s) / len(q) if q else 0.0
+            relevance = overlap + self.semantic_weight * c
+            if relevance <= 0 or relevance < self.min_relevance:
+                continue
+            cand = _Candidate((relevance + 0.05) * weight, p.score, p.n, j, sentence)
+            key = sentence.lower()
+            # Overlapping chunks repeat sentences: keep the better-scored copy (first seen on ties).
+            if key not in by_text or cand.score > by_text[key].score:
+                by_text[key] = cand
+        if not by_text:
+            return REFUSAL_MESSAGE
+        ranked = sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
+        floor = self.sentence_ratio * ranked[0].score
+        chosen = [c for c in ranked if c.score >= floor][: self.max_sentences]
+        chosen.sort(key=lambda c: (c.n, c.index))
+        parts = []
+        for c in chosen:
+            sentence = c.sentence if c.sentence[-1] in ".!?" else c.sentence + "."
+            parts.append(f"{sentence} [{c.n}]")
+        return " ".join(parts)
+
+    def _cosines(self, question: str, sentences: Sequence[str]) -> list[float]:
+        if self.embedder is None or self.semantic_weight == 0:
+            return [0.0] * len(sentences)
+        vecs = np.asarray(self.embedder.embed([question, *sentences]), dtype=np.float32)
+        return [float(x) for x in vecs[1:] @ vecs[0]]
+
+
+def _from_plain_messages(messages: Sequence[Message]) -> tuple[str, list[Passage]]:
+    """Without structured context: the last user message is the question and ``[n] text`` lines of the other
+    messages are the passages (all scored 1)."""
+    last = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
+    if last is None:
+        raise ModelError(f"no user message among roles {[m.role for m in messages]}. "
+                         "Fix: end the conversation with a user message.")
+    passages: list[Passage] = []
+    for i, m in enumerate(messages):
+        if i == last:
+            continue
+        for line in m.content.splitlines():
+            match = _LINE.match(line.strip())
+            if match:
+                passages.append(Passage(int(match.group(1)), match.group(2), 1.0))
+    return messages[last].content, passages

