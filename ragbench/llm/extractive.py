@@ -140,7 +140,7 @@ class ExtractiveChatModel(ChatModel):
         for i in kept:
             p = passages[i]
             weight = 0.4 + 0.6 * max(p.score, 0.0) / top if best > 0 else 1.0
-            for j, sentence in enumerate(split_answer_sentences(strip_markers(p.text))):
+            for j, sentence in enumerate(split_answer_sentences(_MARKUP.sub("", strip_markers(p.text)))):
                 sentence = clean_sentence(sentence)
                 if len(tokenize(sentence, stopwords=True)) >= self.min_sentence_tokens:
                     rows.append((p, j, sentence, weight))
