@@ -23,6 +23,7 @@ REFUSAL_MESSAGE = "I don't have enough information in the indexed documents to a
 
 #: A citation marker: ``[3]`` or ``[1, 3]``.
 MARKER = re.compile(r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
+_MARKER_WS = re.compile(r"\s*" + MARKER.pattern)
 
 
 @dataclass(frozen=True)
@@ -84,5 +85,5 @@ def split_answer_sentences(text: str) -> list[str]:
 
 
 def strip_markers(text: str) -> str:
-    """``text`` without citation markers (``[3]``, ``[1, 2]``); the spaces around them are left as they were."""
-    return MARKER.sub("", text)
+    """``text`` without citation markers (``[3]``, ``[1, 2]``) and the whitespace just before them."""
+    return _MARKER_WS.sub("", text)
