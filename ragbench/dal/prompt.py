@@ -32,11 +32,30 @@ def source_block(source: Source, facts: Sequence[str]) -> str:
     return "\n".join(lines + [f"- {f}" for f in facts])
 
 
-def grounded_prompt(result: ResearchResult, max_sources: int = 12, max_facts: int = 5) -> str:
-    """The seed's prompt: TASK, GROUNDED CONTEXT grouped by tier, INSTRUCTION. Sources without facts are left out;
-    within a tier, sources keep their discovery order."""
+def select_sources(result: ResearchResult, max_sources: int = 12) -> list[Source]:
+    """Up to ``max_sources`` sources with facts, taken round-robin over the sub-topics (each turn the most
+    credible unused source of that sub-topic, discovery order on ties) so every sub-topic is represented; then
+    ordered by tier, discovery order within a tier."""
     facts = result.facts_by_source()
-    chosen = [s for s in sorted(result.sources, key=lambda s: int(s.tier)) if s.url in facts][:max_sources]
+    order = {s.url: i for i, s in enumerate(result.sources)}
+    by_url = {s.url: s for s in result.sources}
+    queues = [sorted((u for u in st.source_urls if u in facts), key=lambda u: (int(by_url[u].tier), order[u]))
+              for st in result.report.sub_topics]
+    chosen: list[str] = []
+    while len(chosen) < max_sources and any(queues):
+        for q in queues:
+            while q and q[0] in chosen:
+                q.pop(0)
+            if q and len(chosen) < max_sources:
+                chosen.append(q.pop(0))
+    return sorted((by_url[u] for u in chosen), key=lambda s: (int(s.tier), order[s.url]))
+
+
+def grounded_prompt(result: ResearchResult, max_sources: int = 12, max_facts: int = 5) -> str:
+    """The seed's prompt: TASK, GROUNDED CONTEXT grouped by tier, INSTRUCTION (sources from
+    :func:`select_sources`)."""
+    facts = result.facts_by_source()
+    chosen = select_sources(result, max_sources)
     if not chosen:
         raise DataError(f"no source stated facts about {result.question!r}; nothing to ground an answer on. "
                         "Fix: research with more passes or another search backend.")

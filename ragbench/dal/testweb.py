@@ -344,3 +344,24 @@ class TestWeb:
         if b == "truncated":
             return self._send(h, 200, body[:200], "text/html; charset=utf-8", length=len(body) + 5000)
         self._send(h, 200, body, "text/html; charset=utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ragbench.dal.testweb``: serve the test web until Ctrl-C."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="serve the RAG-DAL local test web")
+    parser.add_argument("--no-tier1", action="store_true", help="leave out every tier-1 page")
+    args = parser.parse_args(argv)
+    with TestWeb(tier1=not args.no_tier1) as web:
+        print(f"search URL:  {web.search_url}\nURL rewrite: {web.url_rewrite}\npages: {len(web.pages)}", flush=True)
+        print(f'try: ragbench research "{GRAPHQL_QUESTION}" --search-url {web.search_url} --as-of {AS_OF}', flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,53 @@
+import json
+
+from ragbench.cli import main
+from ragbench.dal.session import loopback_rewrite
+from ragbench.dal.testweb import GRAPHQL_QUESTION
+
+
+def test_research_command_json_and_outputs(web, tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["research", GRAPHQL_QUESTION, "--search-url", web.search_url, "--as-of", "2025-06-01",
+                 "--embedder", "hashing", "--out", str(out), "--json", "--config", str(_fast_config(tmp_path))])
+    assert code == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    last = json.loads(lines[-1])
+    assert list(last) == ["passes_completed", "sources_used", "is_complete", "sub_topics", "gaps", "unresolvable"]
+    assert last["passes_completed"] == 2 and last["is_complete"] is True and len(last["sub_topics"]) == 5
+    assert all(list(s) == ["topic", "confidence", "sources"] for s in last["sub_topics"])
+    assert lines[0] == f'query: "{GRAPHQL_QUESTION}"'
+    assert sorted(p.name for p in out.iterdir()) == ["entries.json", "prompt.txt", "report.json", "report.txt",
+                                                     "report.yaml"]
+    assert json.loads((out / "report.json").read_text())["sources_used"] == last["sources_used"]
+    assert len(json.loads((out / "entries.json").read_text())) == last["sources_used"]
+    assert (out / "prompt.txt").read_text().startswith(f"TASK: {GRAPHQL_QUESTION}")
+
+
+def _fast_config(tmp_path):
+    p = tmp_path / "fast.yaml"
+    p.write_text("dal:\n  request_delay: 0\n  retries: 1\n  backoff: 0.01\nembedding:\n  cache: false\n")
+    return p
+
+
+def test_dal_watch_once(tmp_path, capsys):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"{i}.md").write_text(f"Document {i} text.")
+    args = ["dal", "watch", str(folder), "--store", str(tmp_path / "s.db"), "--once", "--embedder", "hashing",
+            "--json"]
+    assert main(args) == 0
+    assert main(args) == 0
+    first, second = (json.loads(x) for x in capsys.readouterr().out.strip().splitlines())
+    assert (first["added"], first["reprocessed"]) == (3, 3)
+    assert (second["unchanged"], second["reprocessed"]) == (3, 0)
+
+
+def test_dal_watch_rejects_unknown_source(tmp_path, capsys):
+    assert main(["dal", "watch", str(tmp_path / "missing"), "--store", str(tmp_path / "s.db"), "--once"]) == 1
+    assert "neither a folder nor an http(s) URL" in capsys.readouterr().err
+
+
+def test_loopback_rewrite():
+    assert loopback_rewrite("http://127.0.0.1:8765/html/") == "http://127.0.0.1:8765/site/{host}{path}"
+    assert loopback_rewrite("https://html.duckduckgo.com/html/") is None
