@@ -1,0 +1,162 @@
+"""AnsweringService and ChatSession end to end over a real store, BM25 and the extractive model."""
+from __future__ import annotations
+
+import pytest
+
+from ragbench.answer import AnsweringService, BudgetLedger, ChatSession, PrincipalRegistry, PromptRegistry
+from ragbench.config import AnswerConfig, RagbenchConfig
+from ragbench.errors import (BudgetExceeded, ConfigError, DataError, ModelError, NetworkError, PermissionDenied)
+from ragbench.llm import REFUSAL_MESSAGE, ExtractiveChatModel
+from ragbench.llm.recording import RecordingChatModel
+from ragbench.schema import Principal
+from ragbench.text import count_tokens
+
+from .helpers import CONDUCT, GUEST, HR, PRINCIPALS, PTO, FixedModel, LeakyRetriever, bm25_for, make_store
+
+Q = "How many days of paid time off do employees get?"
+
+
+@pytest.fixture
+def store():
+    s = make_store()
+    yield s
+    s.close()
+
+
+def service(store, model=None, retriever=None, **kw):
+    return AnsweringService(store, retriever or bm25_for(store), model or ExtractiveChatModel(),
+                            kw.pop("cfg", AnswerConfig()), principals=PrincipalRegistry(PRINCIPALS), **kw)
+
+
+def test_answer_records_everything(store):
+    a = service(store).answer(Q, "hr-user")
+    assert a.answer == "Full-time employees receive 25 days of paid time off per year. [1]"
+    assert (a.refused, a.refusal_reason, a.support_ratio) == (False, None, 1.0)
+    assert (a.prompt_version, a.model_id, a.retrieval_mode) == ("rag.answer@v1", "extractive-v1", "bm25")
+    assert [(c.doc_id, c.title, c.start, c.end) for c in a.citations] == \
+        [("pto", "HR Policy: Paid time off", 0, len(PTO))]
+    # Context = the numbered lines of the post-filtered hits (HR may read pto and conduct).
+    context_lines = [f"[{i + 1}] {store.get_chunk(cid).text}" for i, cid in enumerate(a.context_chunk_ids)]
+    assert a.context_tokens == count_tokens("\n".join(context_lines))
+    assert {store.get_chunk(c).doc_id for c in a.context_chunk_ids} <= {"pto", "conduct"}
+    assert a.prompt_tokens > 0 and a.completion_tokens == count_tokens(a.answer)
+    j = a.to_json()
+    assert list(j)[:7] == ["answer", "refused", "refusal_reason", "citations", "support_ratio", "prompt_version",
+                           "model_id"]
+    assert service(store).answer_log.get(a.answer_id)["user_id"] == "hr-user"
+
+
+def test_prompt_carries_question_and_only_allowed_context(store):
+    rec = RecordingChatModel(ExtractiveChatModel())
+    svc = service(store, rec, LeakyRetriever(store))
+    a = svc.answer("What is the CEO incentive pool?", GUEST)
+    sent = " ".join(rec.prompt_texts())
+    assert "incentive pool is 3.5 million" not in sent and "zebraquartz" not in sent
+    assert CONDUCT in sent and "QUESTION:\nWhat is the CEO incentive pool?" in sent
+    assert all(c.doc_id == "conduct" for c in a.citations)
+    assert rec.calls[0][-1].meta["rag"]["question"] == "What is the CEO incentive pool?"
+
+
+def test_insufficient_retrieval(store):
+    model = FixedModel("never called")
+    a = service(store, model).answer("Quantum chromodynamics lattice?", HR)
+    assert (a.refused, a.refusal_reason, a.support_ratio, a.answer, a.citations) == \
+        (True, "insufficient-retrieval", 0.0, REFUSAL_MESSAGE, ())
+    assert model.calls == []
+    high = service(store, cfg=AnswerConfig(min_retrieval_score=1e9)).answer(Q, HR)
+    assert high.refusal_reason == "insufficient-retrieval"
+
+
+def test_insufficient_grounding_keeps_the_ratio(store):
+    reply = "Employees receive 25 days [1]. The moon is cheese [1]. Mars is red [1]. Venus glows [1]. Pluto hides."
+    a = service(store, FixedModel(reply)).answer(Q, HR)
+    assert (a.refused, a.refusal_reason, a.citations) == (True, "insufficient-grounding", ())
+    assert a.support_ratio == pytest.approx(1 / 5)  # < 0.25
+    ok = service(store, FixedModel("Employees receive 25 days [1]. The moon is cheese [1]."),
+                 cfg=AnswerConfig(min_support_ratio=0.5)).answer(Q, HR)
+    assert not ok.refused and ok.support_ratio == 0.5
+
+
+@pytest.mark.parametrize("model, reason", [
+    (FixedModel(REFUSAL_MESSAGE), "model-refused"),
+    (FixedModel("   "), "empty-answer"),
+    (FixedModel(error=ModelError("garbage JSON")), "model-error"),
+    (FixedModel(error=NetworkError("server down")), "model-error"),
+])
+def test_model_failures_become_refusals(store, model, reason):
+    a = service(store, model).answer(Q, HR)
+    assert (a.refused, a.refusal_reason, a.citations, a.answer) == (True, reason, (), REFUSAL_MESSAGE)
+    if reason == "model-error":
+        assert a.error.startswith(type(model.error).__name__)
+
+
+def test_principal_checks(store):
+    svc = service(store)
+    with pytest.raises(PermissionDenied, match="unknown principal"):
+        svc.answer(Q, "nobody")
+    with pytest.raises(PermissionDenied):
+        svc.answer(Q, None)
+    with pytest.raises(PermissionDenied, match="not registered"):  # same id, more rights than registered
+        svc.answer(Q, Principal.make("guest", ["board"], [], "Restricted"))
+    unregistered = AnsweringService(store, bm25_for(store), ExtractiveChatModel())
+    with pytest.raises(PermissionDenied, match="no principal registry"):
+        unregistered.answer(Q, "hr-user")
+    assert not unregistered.answer(Q, HR).refused
+    with pytest.raises(DataError):
+        svc.answer("  ", HR)
+
+
+def test_config_checks(store):
+    with pytest.raises(ConfigError):
+        service(store, cfg=AnswerConfig(top_k=0)).answer(Q, HR)
+    with pytest.raises(ConfigError, match="embedder"):
+        service(store, cfg=AnswerConfig(grounding="embedding")).answer(Q, HR)
+    svc = AnsweringService(store, bm25_for(store), ExtractiveChatModel(), RagbenchConfig())
+    assert svc.cfg == AnswerConfig()
+
+
+def test_new_prompt_version_is_recorded(store):
+    svc = service(store)
+    PromptRegistry(store).register("rag.answer", "v2", "Q={question}\nC={context}")
+    a = svc.answer(Q, HR)
+    assert a.prompt_version == "rag.answer@v2" and not a.refused
+
+
+def test_budget_is_checked_and_charged(store):
+    ledger = BudgetLedger(store, daily_limit_usd=0, daily_request_limit=1)
+    svc = service(store, budget=ledger, tenant="acme")
+    svc.answer(Q, HR)
+    assert ledger.usage("acme").requests == 1
+    with pytest.raises(BudgetExceeded):
+        svc.answer(Q, HR)
+
+
+def test_feedback_through_the_service(store):
+    svc = service(store)
+    a = svc.answer(Q, HR)
+    svc.feedback(a.answer_id, "hr-user", 4, "good")
+    assert svc.answer_log.feedback_for(a.answer_id) == [(4, "good")]
+    with pytest.raises(PermissionDenied):
+        svc.feedback(a.answer_id, "guest", 1)
+
+
+def test_chat_session_rewrites_and_keeps_the_original(store):
+    rec = RecordingChatModel(ExtractiveChatModel())
+    svc = service(store, rec)
+    chat = ChatSession(svc, "hr-user")
+    first = chat.ask("Tell me about paid time off")
+    second = chat.ask("How many days carry over for it?")
+    assert not first.refused and second.query == "How many days carry over for it? (referring to paid time off)"
+    assert second.question == "How many days carry over for it?"
+    assert rec.calls[1][-1].meta["rag"]["question"] == second.query
+    assert [m.content for m in chat.history if m.role == "user"] == \
+        ["Tell me about paid time off", "How many days carry over for it?"]
+    again = ChatSession(svc, "hr-user", session_id=chat.session_id)
+    assert [m.content for m in again.history] == [m.content for m in chat.history]
+    with pytest.raises(PermissionDenied):
+        ChatSession(svc, "guest", session_id=chat.session_id)
+    with pytest.raises(DataError):
+        ChatSession(svc, "hr-user", session_id="missing")
+    with pytest.raises(DataError):
+        chat.ask(" ")
+    assert len(chat.history) == 4
