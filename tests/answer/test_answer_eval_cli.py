@@ -1,0 +1,107 @@
+"""Golden-set answer evaluation (leak checker, measures) and the ``ragbench ask`` / ``chat`` commands."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragbench.answer.citations import Citation
+from ragbench.answer.service import Answer
+from ragbench.config import RagbenchConfig, with_overrides
+from ragbench.eval.answers import (LEAKED_DOCS, LeakChecker, answer_config, evaluate_golden_answers,
+                                   golden_answer_systems)
+from ragbench.eval.golden import load_golden
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = {"embedding.model": "hashing", "embedding.cache": False}
+
+
+@pytest.fixture(scope="module")
+def golden():
+    return load_golden()
+
+
+def _answer(text: str, cites=()) -> Answer:
+    return Answer("id", "q", "q", text, False, None, 1.0, tuple(cites), "rag.answer@v1", "m", "bm25", 0)
+
+
+def test_leak_checker_finds_ids_text_and_citations(golden):
+    checker = LeakChecker(golden)
+    guest = golden.principals["eval-guest"]
+    assert "board-exec-comp" in checker.forbidden(guest) and "pub-overview" not in checker.forbidden(guest)
+    board_text = golden.document("board-exec-comp").text
+    snippet = " ".join(board_text.split()[20:32])
+    assert checker.leaks(guest, _answer("Nothing to see.")) == []
+    assert checker.leaks(guest, _answer(f"Well: {snippet}")) == ["board-exec-comp"]
+    assert checker.leaks(guest, _answer("ok"), prompts=[f"context {snippet}"]) == ["board-exec-comp"]
+    assert checker.leaks(guest, _answer("see board-exec-comp")) == ["board-exec-comp"]
+    cite = Citation(1, "exec-acquisitions", "t", "c", 0, 1, 1.0)
+    assert checker.leaks(guest, _answer("ok", [cite])) == ["exec-acquisitions"]
+    # The board member may read the board document: no leak for them.
+    assert "board-exec-comp" not in checker.leaks(golden.principals["eval-board"], _answer(f"x {snippet}"))
+
+
+def test_golden_evaluation_bm25_has_no_leaks_and_reports_groups(golden):
+    cfg = with_overrides(answer_config(), FAST)
+    ev = evaluate_golden_answers(golden, cfg, modes=("bm25",))
+    assert len(ev.answers) == len(golden.questions) == 74
+    overall = ev.overall().loc["extractive-v1/bm25"]
+    assert overall[LEAKED_DOCS] == 0.0
+    assert 0.0 <= overall["RefusalAccuracy"] <= 1.0 and 0.0 <= overall["CitationPrecision"] <= 1.0
+    groups = set(ev.summary["group"])
+    assert {"all", "principal:eval-guest", "slice:paraphrase", "slice:refuse-acl"} <= groups
+    refuse = ev.answers[ev.answers.should_refuse]
+    # Refused or not, an answer to a refuse-acl question never cites the forbidden document.
+    for _, row in refuse.iterrows():
+        assert not set(filter(None, row["cited"].split(", "))) & set(row["expected"].split(", "))
+
+
+def test_eval_golden_hook_returns_answer_records(golden):
+    cfg = with_overrides(RagbenchConfig(), FAST)
+    systems = golden_answer_systems(golden, cfg, {})
+    import pandas as pd
+
+    recs = systems["answer-extractive"](pd.DataFrame({"qid": ["g001", "g051"], "query": ["x", "y"]}))
+    assert [r["qid"] for r in recs] == ["g001", "g051"]
+    assert set(recs[0]) >= {"qid", "answer", "refused", "citations", "support_ratio", "context_tokens",
+                            "cited_docnos", "model_calls"}
+    assert "board-exec-comp" not in recs[1]["cited_docnos"]
+
+
+def _ragbench(args, cwd, stdin=None):
+    cfg = cwd / "fast.yaml"
+    cfg.write_text("embedding:\n  model: hashing\n  cache: false\n", encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "ragbench", *args, "--config", str(cfg)], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_ask_json(tmp_path):
+    r = _ragbench(["ask", "How many days of annual leave do full-time employees get?", "--as", "eval-staff",
+                   "--json", "--mode", "bm25"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert list(out)[:7] == ["answer", "refused", "refusal_reason", "citations", "support_ratio",
+                             "prompt_version", "model_id"]
+    assert out["refused"] is False and "25 days" in out["answer"]
+    assert out["citations"][0]["doc_id"] == "hr-leave" and out["prompt_version"] == "rag.answer@v1"
+    assert set(out["citations"][0]) == {"doc_id", "title", "chunk_id", "start", "end"}
+    assert (tmp_path / ".ragbench" / "golden-answers.db").is_file()
+
+
+def test_cli_unknown_principal_fails_before_indexing(tmp_path):
+    r = _ragbench(["ask", "Anything?", "--as", "mallory", "--json"], tmp_path)
+    assert r.returncode == 1 and "unknown principal 'mallory'" in r.stderr
+    assert not (tmp_path / ".ragbench").exists()
+
+
+def test_cli_chat_follow_up(tmp_path):
+    r = _ragbench(["chat", "--as", "eval-staff", "--json", "--mode", "bm25"], tmp_path,
+                  stdin="What is the nightly hotel cap in London?\nWhat about elsewhere in the UK?\n")
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.strip().splitlines()]
+    assert len(lines) == 2
+    assert "£180" in lines[0]["answer"] and "£130" in lines[1]["answer"]
+    assert {c["doc_id"] for c in lines[1]["citations"]} == {"fin-travel"}
