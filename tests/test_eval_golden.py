@@ -1,0 +1,100 @@
+"""`ragbench eval golden`: tables, JSON line, run folder, MLflow run, and failure paths (hashing embedder: fast)."""
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+import pytrec_eval
+
+from ragbench import cli
+from ragbench.commands import eval_golden
+from ragbench.retrieval.trec import read_trec_run
+
+FAST = ["--set", "embedding.model=hashing", "--set", "embedding.cache=false"]
+
+
+@pytest.fixture
+def no_answers(monkeypatch):
+    # Answer systems are the ANSWER engineer's (tested there); keep these tests to retrieval and fast.
+    monkeypatch.setattr(eval_golden, "answer_systems", lambda golden, cfg, retrievers: {})
+
+
+def test_eval_golden_json_run_folder_and_mlflow(tmp_path, capsys, no_answers):
+    from mlflow.tracking import MlflowClient
+
+    from ragbench.eval.golden import load_golden
+    from ragbench.tracking import tracking_uri
+
+    out = tmp_path / "run"
+    code = cli.main(["eval", "golden", "--json", "--out", str(out)] + FAST)
+    printed = capsys.readouterr().out
+    assert code == 0
+    summary = json.loads(printed.strip().splitlines()[-1])
+    assert list(summary["systems"]) == ["bm25", "dense", "lsh", "hybrid"]
+    for metrics in summary["systems"].values():
+        assert list(metrics) == ["nDCG@5", "R@5", "RR@5", "P@5", "AP"]
+        assert all(0.0 <= v <= 1.0 for v in metrics.values())
+    assert "Per slice" in printed and "Significance on the paraphrase slice: hybrid vs baselines" in printed
+    for name in ("aggregate.csv", "per_query.csv", "per_slice.csv", "significance.csv", "config.yaml",
+                 "meta.json", "runs/bm25.trec", "runs/hybrid.trec"):
+        assert (out / name).is_file(), name
+    assert (out / "golden_metrics.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The reported numbers are what trec_eval computes from the saved run file.
+    golden = load_golden()
+    qrels: dict = {}
+    for q in golden.questions:
+        if not q.should_refuse:
+            qrels[q.qid] = {d: 1 for d in q.expected_docs}
+    run: dict = {}
+    for r in read_trec_run(out / "runs" / "bm25.trec").itertuples():
+        run.setdefault(r.qid, {})[r.docno] = r.score
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.5", "recall.5"}).evaluate(run)
+    ndcg = sum(v["ndcg_cut_5"] for v in ref.values()) / len(qrels)
+    assert summary["systems"]["bm25"]["nDCG@5"] == pytest.approx(ndcg, abs=1e-12)
+    # One MLflow run with safe metric names, the flattened config and the artifacts.
+    client = MlflowClient(tracking_uri())
+    mrun = client.get_run(summary["mlflow_run_id"])
+    assert mrun.data.metrics["bm25.nDCG_at_5"] == pytest.approx(summary["systems"]["bm25"]["nDCG@5"])
+    assert "hybrid.paraphrase.RR_at_5" in mrun.data.metrics
+    assert mrun.data.params["embedding.model"] == "hashing" and mrun.data.params["eval.k"] == "5"
+    assert mrun.data.tags["data_hash"] == golden.data_hash
+    assert {a.path for a in client.list_artifacts(mrun.info.run_id)} >= {"aggregate.csv", "golden_metrics.png",
+                                                                          "config.yaml"}
+
+
+def test_unreachable_tracking_server_still_saves_results(tmp_path, capsys, monkeypatch, no_answers):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{port}")
+    out = tmp_path / "run"
+    code = cli.main(["eval", "golden", "--json", "--modes", "bm25", "--out", str(out)] + FAST)
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "MLflow tracking failed" in captured.err and f"127.0.0.1:{port}" in captured.err
+    summary = json.loads(captured.out.strip().splitlines()[-1])
+    assert summary["mlflow_run_id"] is None and list(summary["systems"]) == ["bm25"]
+    assert (out / "aggregate.csv").is_file() and (out / "meta.json").is_file()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--modes", "fuzzy"], "unknown retrieval mode"),
+    (["--data", "does/not/exist"], "golden folder"),
+    (["--set", "bm25.k1"], "--set expects key=value"),
+])
+def test_bad_input_fails_cleanly_without_writing(tmp_path, capsys, args, message, no_answers):
+    out = tmp_path / "run"
+    code = cli.main(["eval", "golden", "--out", str(out), "--no-mlflow"] + FAST + args)
+    assert code == 1
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_eval_golden_default_model_with_answers(tmp_path, capsys):
+    code = cli.main(["eval", "golden", "--json", "--out", str(tmp_path / "run")])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0
+    assert summary["systems"]["hybrid"]["R@5"] >= 0.7  # seed 3.11 integration threshold
