@@ -136,29 +136,46 @@ class BM25Retriever(Retriever):
 
     def query_terms(self, query: str) -> np.ndarray:
         """Vocabulary ids of the query's tokens, duplicates kept, unknown tokens dropped."""
-        return np.fromiter((self.vocab[t] for t in self.tokenize(query) if t in self.vocab), dtype=np.int64)
+        ids = [i for i in map(self.vocab.get, self.tokenize(query)) if i is not None]
+        return np.array(ids, dtype=np.int64)
 
-    def score_rows(self, query: str, principal: Principal | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, scores)`` of every readable chunk that shares a term with the query (unordered)."""
+    def score_all(self, query: str, principal: Principal | None = None) -> np.ndarray:
+        """BM25 score of every chunk (0 for chunks sharing no term with the query and for forbidden chunks,
+        whose postings are dropped before the sum)."""
         w = self.weights
+        n = w.shape[0]
         terms = self.query_terms(query)
-        if len(terms) == 0 or w.shape[0] == 0:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-        starts, ends = w.indptr[terms], w.indptr[terms + 1]
-        # Gather the postings of every query term (a duplicated term is gathered twice, as the source counts it).
-        idx = np.concatenate([w.indices[s:e] for s, e in zip(starts, ends)])
-        val = np.concatenate([w.data[s:e] for s, e in zip(starts, ends)])
+        if len(terms) == 0 or n == 0:
+            return np.zeros(n)
+        ptr, indices, data = w.indptr, w.indices, w.data
+        # Gather the postings of every query term (a duplicated term is gathered twice, as the source counts it);
+        # one concatenate + bincount beats per-term np.add.at for short queries.
+        spans = list(zip(ptr[terms].tolist(), ptr[terms + 1].tolist()))
+        idx = np.concatenate([indices[a:b] for a, b in spans])
+        val = np.concatenate([data[a:b] for a, b in spans])
         mask = self.table.mask(principal)
         if mask is not None:
             keep = mask[idx]  # forbidden chunks are dropped before any score is summed
             idx, val = idx[keep], val[keep]
-        summed = np.bincount(idx, weights=val, minlength=w.shape[0])
+        return np.bincount(idx, weights=val, minlength=n)
+
+    def score_rows(self, query: str, principal: Principal | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, scores)`` of every readable chunk that shares a term with the query (row order)."""
+        summed = self.score_all(query, principal)
         # Every weight is > 0 (idf > 0, tf > 0), so a positive sum means "shares a term with the query".
         rows = np.flatnonzero(summed)
         return rows, summed[rows]
 
-    def search(self, query: str, k: int = 10, principal: Principal | None = None) -> list[Hit]:
+    def topk(self, query: str, k: int = 10, principal: Principal | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, scores)`` of the top ``k`` matching chunks as arrays (no :class:`Hit` objects); rows index
+        ``self.table.chunks``."""
         check_k(k)
-        rows, scores = self.score_rows(query, principal)
-        rows, scores = top_k(rows, scores, k)
+        summed = self.score_all(query, principal)
+        if np.count_nonzero(summed) <= k:  # only chunks sharing a term are ranked
+            rows = np.flatnonzero(summed)
+            return top_k(rows, summed[rows], k)
+        return top_k(None, summed, k)
+
+    def search(self, query: str, k: int = 10, principal: Principal | None = None) -> list[Hit]:
+        rows, scores = self.topk(query, k, principal)
         return self.table.hits(rows, scores)

@@ -90,21 +90,23 @@ def check_k(k: int) -> None:
         raise ConfigError(f"k must be a positive integer, found {k!r}. Fix: ask for at least one result.")
 
 
-def top_k(rows: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def top_k(rows: np.ndarray | None, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` best ``(rows, scores)``, best first; ties go to the lower row (earlier indexed chunk).
 
-    ``np.argpartition`` keeps this O(n) for large candidate sets; only the k survivors are sorted.
+    ``rows=None`` means ``rows = arange(len(scores))``. ``np.argpartition`` keeps this O(n); only the k
+    survivors are sorted.
     """
     n = len(scores)
     if n == 0:
-        return rows[:0], scores[:0]
+        return (np.empty(0, dtype=np.int64) if rows is None else rows[:0]), scores[:0]
     if k < n:
-        # Include every row tied with the k-th score so the tie-break below is by row, not partition order.
         part = np.argpartition(-scores, k - 1)[:k]
         kth = scores[part].min()
-        part = np.flatnonzero(scores >= kth)
+        if np.count_nonzero(scores == kth) != np.count_nonzero(scores[part] == kth):
+            # ties straddle the cut: take every tied row so the tie-break below is by row, not partition order
+            part = np.flatnonzero(scores >= kth)
     else:
         part = np.arange(n)
-    order = np.lexsort((rows[part], -scores[part]))[:k]
-    sel = part[order]
-    return rows[sel], scores[sel]
+    pos = part if rows is None else rows[part]
+    order = np.lexsort((pos, -scores[part]))[:k]
+    return pos[order], scores[part[order]]

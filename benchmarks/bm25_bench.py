@@ -1,0 +1,153 @@
+"""BM25 quality and speed, side by side in one run: ragbench BM25Retriever vs bm25s (Lucene variant) vs rank-bm25
+(BM25Okapi) on a BEIR folder, with the same tokens (ragbench.text.tokenize, stop words kept) and k1 = 1.5, b = 0.75.
+
+Documents are ``title + " " + text``. Quality: nDCG@10 / R@100 of the top-100 run (ragbench.eval.metrics,
+trec_eval-equal). Speed: queries per second of one pass over the split's queries, single process, query
+tokenisation included for every system, timed in interleaved blocks of 25 queries so that every system sees the
+same background load (the CPU is shared).
+
+    python benchmarks/bm25_bench.py /work/shared/data/beir_scifact --split train
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ragbench.eval.beir import beir_documents  # noqa: E402
+from ragbench.eval.datasets import load_beir  # noqa: E402
+from ragbench.eval.metrics import aggregate, evaluate  # noqa: E402
+from ragbench.retrieval.bm25 import BM25Retriever  # noqa: E402
+from ragbench.schema import Chunk  # noqa: E402
+from ragbench.text import tokenize  # noqa: E402
+
+K1, B = 1.5, 0.75
+
+
+def interleaved_qps(systems: dict, queries: list[str], repeats: int, block: int = 25) -> dict[str, float]:
+    """Queries/second of each ``name → fn(list_of_queries)``, timed in alternating blocks of ``block`` queries
+    (rotating the order), so every system sees the same background load on a shared CPU."""
+    spent = {name: 0.0 for name in systems}
+    names = list(systems)
+    for rep in range(repeats):
+        for i, start in enumerate(range(0, len(queries), block)):
+            batch = queries[start:start + block]
+            rot = (i + rep) % len(names)
+            for name in names[rot:] + names[:rot]:
+                t = time.perf_counter()
+                systems[name](batch)
+                spent[name] += time.perf_counter() - t
+    return {name: repeats * len(queries) / spent[name] for name in names}
+
+
+def run_table(qids, doc_ids, rows_per_query, scores_per_query) -> pd.DataFrame:
+    recs = []
+    for qid, rows, scores in zip(qids, rows_per_query, scores_per_query):
+        for rank, (r, s) in enumerate(zip(rows, scores)):
+            recs.append((qid, doc_ids[r] if not isinstance(r, str) else r, float(s), rank))
+    return pd.DataFrame(recs, columns=["qid", "docno", "score", "rank"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data_dir")
+    ap.add_argument("--split", default="train")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--skip-rank-bm25", action="store_true")
+    args = ap.parse_args()
+
+    ds = load_beir(args.data_dir, args.split)
+    docs = beir_documents(ds.corpus)
+    doc_ids = [d.doc_id for d in docs]
+    qids, queries = ds.queries["qid"].tolist(), ds.queries["query"].tolist()
+    measures = ("nDCG@10", "R@100")
+    results: list[dict] = []
+
+    # ---- ragbench
+    chunks = [Chunk(d.doc_id, d.doc_id, 0, 0, len(d.text), d.text) for d in docs]
+    t = time.perf_counter()
+    ours = BM25Retriever(K1, B).index(chunks)
+    ours.weights  # noqa: B018 - the weight matrix is built on first use; count it as indexing
+    t_index = time.perf_counter() - t
+    hits = [ours.search(q, 100) for q in queries]
+    m = aggregate(evaluate(run_table(qids, doc_ids, [[h.doc_id for h in hs] for hs in hits],
+                                     [[h.score for h in hs] for hs in hits]), ds.qrels, measures))
+    results.append({"system": "ragbench BM25Retriever", **m})
+
+    # ---- bm25s (Lucene idf and tf saturation = ours up to the constant (k1 + 1) factor)
+    import bm25s
+
+    corpus_tokens = [tokenize(d.text) for d in docs]
+    ref = bm25s.BM25(k1=K1, b=B, method="lucene")
+    t = time.perf_counter()
+    ref.index(corpus_tokens, show_progress=False)
+    t_index_bm25s = time.perf_counter() - t
+
+    def bm25s_run(batch, k):
+        return ref.retrieve([tokenize(q) for q in batch], k=k, show_progress=False, n_threads=1)
+
+    rows, scores = bm25s_run(queries, 100)
+    # bm25s fills k with score-0 documents; drop them, as ours ranks only documents sharing a term
+    keep = [[(r, s) for r, s in zip(rr, ss) if s > 0] for rr, ss in zip(rows.tolist(), scores.tolist())]
+    m = aggregate(evaluate(run_table(qids, doc_ids, [[r for r, _ in x] for x in keep],
+                                     [[s for _, s in x] for x in keep]), ds.qrels, measures))
+    results.append({"system": f"bm25s {bm25s.__version__} (lucene, numpy backend)", **m})
+
+    # ---- rank-bm25 (Okapi; its idf floors negative idf at 0.25·mean idf, so scores differ slightly)
+    corpus_okapi = None
+    if not args.skip_rank_bm25:
+        from rank_bm25 import BM25Okapi
+
+        corpus_okapi = BM25Okapi(corpus_tokens, k1=K1, b=B)
+
+        def okapi_run(batch, k):
+            rows, scores = [], []
+            for q in batch:
+                s = corpus_okapi.get_scores(tokenize(q))
+                top = np.argpartition(-s, k)[:k]
+                top = top[np.argsort(-s[top], kind="stable")]
+                top = top[s[top] > 0]
+                rows.append(top.tolist())
+                scores.append(s[top].tolist())
+            return rows, scores
+
+        rows, scores = okapi_run(queries, 100)
+        m = aggregate(evaluate(run_table(qids, doc_ids, rows, scores), ds.qrels, measures))
+        results.append({"system": "rank-bm25 BM25Okapi", **m})
+
+    # ---- speed, interleaved
+    qps: dict[str, dict[str, float]] = {}
+    for k in (10, 100):
+        qps[str(k)] = interleaved_qps({
+            "ours-arrays": lambda b, k=k: [ours.topk(q, k) for q in b],
+            "ours-hits": lambda b, k=k: [ours.search(q, k) for q in b],
+            "bm25s": lambda b, k=k: bm25s_run(b, k),
+        }, queries, args.repeats)
+    okapi_qps = None
+    if corpus_okapi is not None:
+        sample = queries[:100]
+        t = time.perf_counter()
+        okapi_run(sample, 100)
+        okapi_qps = len(sample) / (time.perf_counter() - t)
+
+    print(f"BEIR {ds.name} / {args.split}: {len(docs)} documents, {len(queries)} queries; k1={K1}, b={B}; "
+          f"index build: ragbench {t_index:.2f} s, bm25s {t_index_bm25s:.2f} s (tokenised corpus given)")
+    print("\n| system | nDCG@10 | R@100 |\n|---|---:|---:|")
+    for r in results:
+        print(f"| {r['system']} | {r['nDCG@10']:.4f} | {r['R@100']:.4f} |")
+    print(f"\n| queries/s (interleaved, {args.repeats} passes) | k=10 | k=100 |\n|---|---:|---:|")
+    for name, label in (("ours-arrays", "ragbench BM25Retriever.topk (arrays)"),
+                        ("ours-hits", "ragbench BM25Retriever.search (Hit objects)"),
+                        ("bm25s", "bm25s retrieve (arrays)")):
+        print(f"| {label} | {qps['10'][name]:.0f} | {qps['100'][name]:.0f} |")
+    if okapi_qps is not None:
+        print(f"| rank-bm25 get_scores + argpartition (100 queries) | | {okapi_qps:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
