@@ -1,10 +1,12 @@
 import json
+import socket
 
 import pytest
 import yaml
 
 from ragbench.dal.confidence import compute_confidence
 from ragbench.dal.consistency import ConsistencyMeter, SourceFacts
+from ragbench.dal.hub import KnowledgeHub
 from ragbench.dal.decompose import decompose, parse_topic_list
 from ragbench.dal.prompt import INSTRUCTION, answer, grounded_prompt
 from ragbench.dal.research import pass_queries
@@ -12,6 +14,7 @@ from ragbench.dal.testweb import FINETUNE_QUESTION, GRAPHQL_QUESTION, TestWeb
 from ragbench.dal.tiers import host_of
 from ragbench.errors import DataError, ModelError, NetworkError
 from ragbench.retrieval.embedding import HashingEmbedder
+from ragbench.store import KnowledgeStore
 
 from .helpers import FakeChat, ListSearch, make_researcher
 
@@ -180,23 +183,34 @@ def test_research_with_llm_decomposition(web):
     assert res.report.passes[0].steps[0].startswith("decomposed (llm) into 3 sub-topics")
 
 
-def test_bad_sources_are_recorded_and_the_run_continues(web):
+def test_bad_sources_are_recorded_and_the_run_continues(web, tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed_port = sock.getsockname()[1]
     good = [p.url for p in web.pages.values() if "performance" in p.path and not p.behaviour]
     bad = ["https://500.example.com/500", "https://slow.example.com/slow", "https://binary.example.com/binary",
            "https://truncated.example.com/truncated", "https://nowhere.example.com/404",
-           "https://429.example.com/429", "https://huge.example.com/huge"]
+           "https://unreachable.example.com/x", "https://429.example.com/429", "https://huge.example.com/huge"]
     search = ListSearch({}, default=bad + good)
-    res = make_researcher(web, search=search, timeout=0.3, max_passes=1, max_page_bytes=100_000,
-                          results_per_query=30).run(Q)
+    store = KnowledgeStore.open(tmp_path / "hub.db")
+    hub = KnowledgeHub(store)
+    r = make_researcher(web, search=search, hub=hub, timeout=0.3, max_passes=1, max_page_bytes=100_000,
+                        results_per_query=30)
+    to_web = r.fetcher.rewrite
+    r.fetcher.rewrite = lambda url: (f"http://127.0.0.1:{closed_port}/x" if "unreachable" in url else to_web(url))
+    res = r.run(Q)
     errs = {e.source: e for e in res.report.errors}
-    assert {u for u, e in errs.items() if e.fatal} == set(bad[:5])
+    assert {u for u, e in errs.items() if e.fatal} == set(bad[:6])
     assert errs["https://binary.example.com/binary"].kind == "BinaryContentError"
     assert errs["https://slow.example.com/slow"].kind == "NetworkError"
+    assert "connection error" in errs["https://unreachable.example.com/x"].message
     assert not errs["https://huge.example.com/huge"].fatal                     # truncated, used, flagged
     used = {s.url for s in res.sources}
-    assert "https://429.example.com/429" in used and not used & set(bad[:5])
+    assert "https://429.example.com/429" in used and not used & set(bad[:6])
     assert len(used) == len(good) + 2
-    assert "source errors (6):" in res.report.render()
+    assert "source errors (7):" in res.report.render()
+    assert {e.source_url for e in hub.entries()} == used                      # nothing saved for failures
+    store.close()
 
 
 def test_search_failures_are_source_errors(web):
