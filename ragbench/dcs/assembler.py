@@ -30,6 +30,7 @@ import bisect
 import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import islice
 from typing import Callable, Hashable, Iterable, Mapping
 
 from ..config import DcsConfig
@@ -202,7 +203,7 @@ class DcsContextAssembler:
     def _neighbours(self, mid: str, pos: int) -> list[DcsMessage]:
         n = self.config.influence_neighbours
         if self.faithful:  # the latest others overall, whatever the message's own time
-            ids = [e[2] for e in reversed(self._timeline) if e[2] != mid][:n] if n else []
+            ids = list(islice((e[2] for e in reversed(self._timeline) if e[2] != mid), n))
         else:
             ids = [e[2] for e in reversed(self._timeline[max(0, pos - n):pos])]
         return [self._messages[i] for i in ids]
