@@ -122,6 +122,11 @@ def default_embedder():
     return OnnxEmbedder()
 
 
+@pytest.fixture(scope="module")
+def int8_embedder():
+    return OnnxEmbedder(precision="int8")
+
+
 def test_fixture_covers_truncation(reference):
     _, vecs, counts = reference
     assert vecs.shape == (20, 384) and vecs.dtype == np.float32
@@ -152,9 +157,9 @@ def test_default_is_fp32_build_and_identity(default_embedder):
     assert [p.name for p in default_embedder.model_file.parent.iterdir() if p.name.startswith(".build-")] == []
 
 
-def test_int8_is_close_to_reference(reference):
+def test_int8_is_close_to_reference(reference, int8_embedder):
     sentences, ref, _ = reference
-    e = OnnxEmbedder(precision="int8")
+    e = int8_embedder
     cos = (e.embed(sentences) * ref).sum(axis=1)
     assert cos.mean() >= 0.999 and cos.min() >= 0.99
     assert e.sha256 == assets.MINILM_INT8_SHA256
@@ -168,15 +173,16 @@ def test_truncation_follows_max_length(reference, default_embedder):
     short = OnnxEmbedder(max_length=128)
     assert short.model_id.endswith("|max_len=128")
     assert float(short.embed([sentences[i]])[0] @ ref[i]) < 0.99  # cut at 128, the reference at 256
-    # Batched with short texts (sorted, padded) == alone.
-    batch = default_embedder.embed(sentences)
-    alone = np.vstack([default_embedder.embed([s]) for s in sentences[::4]])
-    np.testing.assert_allclose(batch[::4], alone, atol=1e-5)
-    np.testing.assert_allclose(OnnxEmbedder(batch_size=3).embed(sentences), batch, atol=1e-5)
+    # Mixed lengths batched (sorted by length, padded) == each text alone, in input order.
+    mixed = [sentences[j] for j in (16, 0, 14, 18, 7, 2, 17)]
+    batch = default_embedder.embed(mixed)
+    alone = np.vstack([default_embedder.embed([s]) for s in mixed])
+    np.testing.assert_allclose(batch, alone, atol=1e-5)
+    np.testing.assert_allclose(OnnxEmbedder(batch_size=3).embed(mixed), batch, atol=1e-5)
 
 
-def test_empty_input_and_bad_settings():
-    e = OnnxEmbedder(precision="int8")
+def test_empty_input_and_bad_settings(int8_embedder):
+    e = int8_embedder
     assert e.embed([]).shape == (0, 384)
     with pytest.raises(DataError):
         e.embed("text")
@@ -377,8 +383,8 @@ def test_make_embedder(tmp_path):
             make_embedder(cfg)
 
 
-def test_embedders_pickle_for_worker_processes(tmp_path):
-    onnx = OnnxEmbedder(precision="int8")
+def test_embedders_pickle_for_worker_processes(tmp_path, int8_embedder):
+    onnx = int8_embedder
     before = onnx.embed(["pickled"])
     clone = pickle.loads(pickle.dumps(onnx))  # a loaded session is dropped and reloaded on first use
     np.testing.assert_array_equal(clone.embed(["pickled"]), before)
