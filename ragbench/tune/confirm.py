@@ -1,0 +1,85 @@
+"""Held-out confirmation: the best configuration found on the tuning split is evaluated on the held-out split next
+to the base configuration, and the two are compared query by query with a paired test (``ragbench.eval.stats``:
+the permutation test's p-value is the headline, the t-test and Wilcoxon p-values are kept alongside).
+
+The tuned configuration is written as a loadable config YAML (``load_config`` reads it) whose header comment
+carries the scores; the same numbers go to ``summary.json`` in the study folder.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from ..config import RagbenchConfig, config_hash, to_dict
+from ..errors import DataError
+from ..eval import stats
+from .sweep import Prepared
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    metric: str
+    n: int
+    heldout_score: float
+    baseline_heldout_score: float
+    p_value: float                 # paired permutation test, two-sided
+    t_p: float
+    wilcoxon_p: float
+    ci_low: float
+    ci_high: float
+    wins: int
+    ties: int
+    losses: int
+    means: dict[str, dict[str, float]] = field(default_factory=dict)   # system → metric → held-out mean
+    per_query: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
+
+
+def confirm(prepared: Prepared, tuned: RagbenchConfig, base: RagbenchConfig, seed: int = 0,
+            n_resamples: int = 10000) -> Confirmation:
+    """Evaluate ``tuned`` and ``base`` on the held-out units and compare them on the primary metric."""
+    metrics = prepared.metrics
+    parts = []
+    for system, cfg in (("tuned", tuned), ("base", base)):
+        per = prepared.objective(cfg, prepared.heldout, metrics)
+        parts.append(per.assign(system=system))
+    per_query = pd.concat(parts, ignore_index=True)[["system", "qid", "measure", "value"]]
+    primary = metrics[0]
+    wide = per_query[per_query["measure"] == primary].pivot_table(index="qid", columns="system", values="value",
+                                                                   aggfunc="first").dropna()
+    if wide.empty or not {"tuned", "base"} <= set(wide.columns):
+        raise DataError(f"held-out confirmation: no query has {primary} for both configurations.")
+    c = stats.compare(wide["tuned"].to_numpy(), wide["base"].to_numpy(), seed=seed, n_resamples=n_resamples)
+    means = {s: {m: float(g[g["measure"] == m]["value"].mean()) for m in metrics}
+             for s, g in per_query.groupby("system")}
+    return Confirmation(primary, c.n, c.mean_a, c.mean_b, c.permutation_p, c.t_p, c.wilcoxon_p, c.ci_low,
+                        c.ci_high, c.wins, c.ties, c.losses, means, per_query)
+
+
+def confirmation_dict(c: Confirmation) -> dict[str, Any]:
+    d = asdict(c)
+    d.pop("per_query", None)
+    return d
+
+
+def write_tuned(path: Path, cfg: RagbenchConfig, summary: dict[str, Any]) -> Path:
+    """The tuned config as YAML with a header comment of the scores (atomic write)."""
+    lines = [
+        f"# Tuned by `ragbench tune` — study {summary['study']} ({summary['trials']} trials, best trial "
+        f"#{summary['best_trial']}), dataset {summary['dataset']}",
+        f"# {summary['metric']}: tuning {summary['tune_score']:.6g}; held-out tuned {summary['heldout_score']:.6g} "
+        f"vs base {summary['baseline_heldout_score']:.6g} (paired permutation p = {summary['p_value']:.4g}, "
+        f"n = {summary['heldout_n']})",
+        "# best_params: " + json.dumps(summary["best_params"], sort_keys=True, default=str),
+        f"# config_hash {config_hash(cfg)}, data_hash {summary.get('data_hash')}, git {summary.get('git_commit')}",
+    ]
+    text = "\n".join(lines) + "\n" + yaml.safe_dump(to_dict(cfg), sort_keys=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path

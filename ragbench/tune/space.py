@@ -1,0 +1,365 @@
+"""Search spaces and tuning experiments, read from YAML.
+
+An experiment file names a base configuration, distributions over config fields (by dotted name), the objective
+metric(s) with directions, the dataset and its seeded tuning / held-out split, the sampler, the pruner and the trial
+budget::
+
+    name: golden-lsh
+    dataset: golden                      # golden[:DIR] | beir:<DIR>:<split> | eerag:<FILE> | dcs-threads:<FILE>
+    base: {retrieval: {mode: lsh}, embedding: {model: hashing}}
+    space:
+      lsh.tables: int[4, 32]
+      lsh.bits: int[4, 16, step=2]
+      fusion.rrf_k: int[10, 100, log]
+      chunking.overlap: float[0, 0.5]
+      bm25.stopwords: choice[true, false]
+    metrics: [{nDCG@10: maximize}, {latency_ms: minimize}]
+    split: {heldout: 0.3, seed: 7}
+    sampler: {name: tpe, seed: 42}
+    pruner: {name: wilcoxon, p_threshold: 0.1}
+    trials: 20
+
+Everything is checked here, before a study starts: unknown field names (with the list of valid ones), empty or
+ill-typed ranges, directions, sampler and pruner names. Whether the dataset can produce the metrics is checked when
+the objective is built (:mod:`ragbench.tune.objectives`).
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from ..config import RagbenchConfig, config_hash, field_names, from_dict, to_dict, with_overrides
+from ..errors import ConfigError
+
+KINDS = ("int", "float", "choice")
+DIRECTIONS = {"maximize": "maximize", "max": "maximize", "minimize": "minimize", "min": "minimize"}
+SAMPLERS = ("tpe", "random", "nsgaii")
+PRUNERS = ("none", "wilcoxon", "median")
+TOP_KEYS = ("name", "description", "dataset", "objective", "options", "base", "space", "metrics", "split",
+            "sampler", "pruner", "trials", "storage", "mlflow_experiment", "output_dir")
+_DIST = re.compile(r"^\s*([A-Za-z]+)\s*\[(.*)\]\s*$", re.S)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One tunable field: ``kind`` int | float | choice; ``choices`` for choice, else ``low``/``high``."""
+
+    name: str
+    kind: str
+    low: float | int | None = None
+    high: float | int | None = None
+    log: bool = False
+    step: float | int | None = None
+    choices: tuple[Any, ...] = ()
+
+    def distribution(self) -> Any:
+        """The matching Optuna distribution."""
+        import optuna.distributions as d
+
+        if self.kind == "int":
+            return d.IntDistribution(int(self.low), int(self.high), log=self.log, step=int(self.step or 1))
+        if self.kind == "float":
+            return d.FloatDistribution(float(self.low), float(self.high), log=self.log, step=self.step)
+        return d.CategoricalDistribution(list(self.choices))
+
+    def suggest(self, trial: Any) -> Any:
+        """A value from ``trial`` (an Optuna trial)."""
+        if self.kind == "int":
+            return trial.suggest_int(self.name, int(self.low), int(self.high), log=self.log, step=int(self.step or 1))
+        if self.kind == "float":
+            return trial.suggest_float(self.name, float(self.low), float(self.high), log=self.log, step=self.step)
+        return trial.suggest_categorical(self.name, list(self.choices))
+
+
+@dataclass(frozen=True)
+class TuneSpec:
+    """A validated tuning experiment (see the module doc for the YAML form)."""
+
+    name: str
+    dataset: str
+    base: RagbenchConfig
+    space: tuple[Param, ...]
+    metrics: tuple[tuple[str, str], ...]          # (metric, direction), first = primary
+    objective: str | None = None                  # None: inferred from the dataset kind
+    options: Mapping[str, Any] = field(default_factory=dict)
+    heldout: float = 0.3
+    split_seed: int = 0
+    limit: int | None = None
+    sampler: str = "tpe"
+    sampler_options: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 42
+    pruner: str = "none"
+    pruner_options: Mapping[str, Any] = field(default_factory=dict)
+    trials: int = 20
+    storage: str | None = None
+    mlflow_experiment: str = "ragbench-tune"
+    folder: Path = Path(".")                      # folder of the YAML file; outputs are placed relative to it
+    output_dir: str = "tuned"
+    description: str = ""
+
+    @property
+    def directions(self) -> list[str]:
+        return [d for _, d in self.metrics]
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m for m, _ in self.metrics]
+
+    @property
+    def multi_objective(self) -> bool:
+        return len(self.metrics) > 1
+
+    def config_for(self, params: Mapping[str, Any]) -> RagbenchConfig:
+        """The base configuration with a trial's parameters applied (type-checked)."""
+        return with_overrides(self.base, dict(params))
+
+    def fingerprint(self) -> str:
+        """Hash of what defines the study (dataset, base, space, metrics, split); resuming requires equality."""
+        payload = {"dataset": self.dataset, "objective": self.objective, "base": to_dict(self.base),
+                   "space": [p.__dict__ | {"choices": list(p.choices)} for p in self.space],
+                   "metrics": list(self.metrics), "split": [self.heldout, self.split_seed, self.limit],
+                   "options": dict(self.options)}
+        return config_hash(payload)
+
+    @property
+    def study_dir(self) -> Path:
+        """Local results of the study: ``<experiment folder>/runs/<name>/`` (ignored by git)."""
+        return self.folder / "runs" / self.name
+
+    @property
+    def tuned_path(self) -> Path:
+        return self.folder / self.output_dir / f"{self.name}.yaml"
+
+
+# ------------------------------------------------------------------------------------------------ parsing
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise ConfigError(f"{what}: expected a number, found {text!r}.") from None
+    if not math.isfinite(v):
+        raise ConfigError(f"{what}: expected a finite number, found {text!r}.")
+    return v
+
+
+def _hint(name: str) -> Any:
+    """Type annotation of the dotted config field ``name``."""
+    cls: Any = RagbenchConfig
+    parts = name.split(".")
+    for p in parts[:-1]:
+        cls = typing.get_type_hints(cls)[p]
+    return typing.get_type_hints(cls)[parts[-1]]
+
+
+def _check_field(name: str) -> None:
+    valid = field_names()
+    if name not in valid:
+        close = difflib.get_close_matches(name, valid, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"space: unknown config field {name!r}.{hint} Valid fields: {', '.join(valid)}.")
+
+
+def parse_param(name: str, text: Any) -> Param:
+    """``int[4, 32]``, ``int[10, 100, log]``, ``int[0, 100, step=10]``, ``float[0, 0.5]``, ``float[1e-3, 1, log]``,
+    ``choice[a, b]`` (items read as YAML scalars), or a YAML list (= choice)."""
+    _check_field(name)
+    if isinstance(text, (list, tuple)):
+        items = list(text)
+        kind, args = "choice", None
+    else:
+        m = _DIST.match(str(text))
+        if m is None or m.group(1).lower() not in KINDS:
+            raise ConfigError(f"space.{name}: cannot read {text!r}; expected int[LOW, HIGH], float[LOW, HIGH] "
+                              "(optionally ', log' or ', step=S') or choice[A, B, …].")
+        kind, args = m.group(1).lower(), [a.strip() for a in m.group(2).split(",") if a.strip()]
+        items = [yaml.safe_load(a) for a in args] if kind == "choice" else []
+    hint = _hint(name)
+    if kind == "choice":
+        if not items:
+            raise ConfigError(f"space.{name}: choice[] is empty. Fix: list at least one value.")
+        if len({repr(i) for i in items}) != len(items):
+            raise ConfigError(f"space.{name}: choice{items} repeats a value. Fix: list each value once.")
+        for v in items:
+            if v is not None and not isinstance(v, (bool, int, float, str)):
+                raise ConfigError(f"space.{name}: choice values must be scalars, found {v!r}.")
+        p = Param(name, "choice", choices=tuple(items))
+    else:
+        assert args is not None
+        if len(args) < 2:
+            raise ConfigError(f"space.{name}: {kind}[…] needs LOW and HIGH, found {text!r}.")
+        low, high = _number(args[0], f"space.{name} low"), _number(args[1], f"space.{name} high")
+        log, step = False, None
+        for extra in args[2:]:
+            if extra.lower() == "log":
+                log = True
+            elif extra.lower().startswith("step="):
+                step = _number(extra[5:], f"space.{name} step")
+                if step <= 0:
+                    raise ConfigError(f"space.{name}: step must be > 0, found {step}.")
+            else:
+                raise ConfigError(f"space.{name}: unknown option {extra!r}; expected 'log' or 'step=S'.")
+        if low > high:
+            raise ConfigError(f"space.{name}: the range [{args[0]}, {args[1]}] is empty (low > high). "
+                              "Fix: swap the bounds.")
+        if log and low <= 0:
+            raise ConfigError(f"space.{name}: a log range needs low > 0, found {args[0]}.")
+        if log and step is not None:
+            raise ConfigError(f"space.{name}: 'log' and 'step' cannot be combined (Optuna's rule).")
+        if kind == "int":
+            if hint not in (int, float):
+                raise ConfigError(f"space.{name}: int[…] given for a field of type {getattr(hint, '__name__', hint)}."
+                                  " Fix: use choice[…].")
+            if low != int(low) or high != int(high) or (step is not None and step != int(step)):
+                raise ConfigError(f"space.{name}: int[…] bounds and step must be integers, found {text!r}.")
+            low, high = int(low), int(high)
+            step = int(step) if step is not None else None
+            if step is not None and (high - low) < step and high != low:
+                raise ConfigError(f"space.{name}: step {step} is larger than the range [{low}, {high}].")
+        elif hint is not float:
+            raise ConfigError(f"space.{name}: float[…] given for a field of type {getattr(hint, '__name__', hint)}. "
+                              "Fix: use int[…] for integer fields or choice[…].")
+        p = Param(name, kind, low, high, log, step)
+    # Every value the sampler may produce must be accepted by the config (types, literals).
+    probes = list(p.choices) if p.kind == "choice" else [p.low, p.high]
+    for v in probes:
+        with_overrides(RagbenchConfig(), {name: v})
+    return p
+
+
+def _metrics(raw: Any) -> tuple[tuple[str, str], ...]:
+    if raw is None:
+        raise ConfigError("experiment: 'metrics' is missing. Fix: e.g. metrics: [{nDCG@10: maximize}].")
+    if isinstance(raw, str):
+        raw = [{raw: "maximize"}]
+    if isinstance(raw, Mapping):
+        raw = [{k: v} for k, v in raw.items()]
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(f"experiment: 'metrics' must be a non-empty list of {{metric: direction}}, found {raw!r}.")
+    out: list[tuple[str, str]] = []
+    for item in raw:
+        if isinstance(item, str):
+            item = {item: "maximize"}
+        if not isinstance(item, Mapping) or len(item) != 1:
+            raise ConfigError(f"experiment: each metric must be {{name: maximize|minimize}}, found {item!r}.")
+        (name, direction), = item.items()
+        d = DIRECTIONS.get(str(direction).strip().lower())
+        if d is None:
+            raise ConfigError(f"experiment: metric {name!r} has direction {direction!r}; expected maximize or "
+                              "minimize.")
+        if str(name) in [m for m, _ in out]:
+            raise ConfigError(f"experiment: metric {name!r} is listed twice.")
+        out.append((str(name), d))
+    return tuple(out)
+
+
+def _section(raw: Any, key: str, names: tuple[str, ...], default: str) -> tuple[str, dict[str, Any]]:
+    if raw is None:
+        return default, {}
+    if isinstance(raw, str):
+        raw = {"name": raw}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"experiment: '{key}' must be a name or a mapping with 'name', found {raw!r}.")
+    opts = dict(raw)
+    name = str(opts.pop("name", default)).strip().lower()
+    if name not in names:
+        raise ConfigError(f"experiment: unknown {key} {name!r}; expected one of {', '.join(names)}.")
+    return name, opts
+
+
+def _int(value: Any, what: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"experiment: {what} must be an integer ≥ {minimum}, found {value!r}.")
+    return value
+
+
+def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | None = None) -> TuneSpec:
+    """A :class:`TuneSpec` from the mapping of an experiment file (``folder`` anchors its outputs)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"experiment: expected a mapping at the top level, found {type(data).__name__}.")
+    unknown = sorted(set(data) - set(TOP_KEYS))
+    if unknown:
+        raise ConfigError(f"experiment: unknown key(s) {', '.join(map(str, unknown))}. Valid keys: "
+                          f"{', '.join(TOP_KEYS)}.")
+    study = str(data.get("name") or name or "").strip()
+    if not _NAME.match(study):
+        raise ConfigError(f"experiment: name must be letters, digits, '.', '_' or '-', found {study!r}.")
+    dataset = data.get("dataset")
+    if not isinstance(dataset, str) or not dataset.strip():
+        raise ConfigError("experiment: 'dataset' is missing. Fix: golden | beir:<DIR>:<split> | eerag:<FILE> | "
+                          "dcs-threads:<FILE>.")
+    base = from_dict(RagbenchConfig, data.get("base") or {})
+    raw_space = data.get("space")
+    if not isinstance(raw_space, Mapping) or not raw_space:
+        raise ConfigError("experiment: 'space' must map config fields to distributions, e.g. "
+                          "{lsh.tables: 'int[4, 32]'}.")
+    space = tuple(parse_param(str(k), v) for k, v in raw_space.items())
+    for p in space:  # the base must also accept every bound (e.g. a literal that only the base constrains)
+        for v in (p.choices if p.kind == "choice" else (p.low, p.high)):
+            with_overrides(base, {p.name: v})
+    metrics = _metrics(data.get("metrics"))
+    split = data.get("split") or {}
+    if not isinstance(split, Mapping) or set(split) - {"heldout", "seed", "limit"}:
+        raise ConfigError(f"experiment: 'split' takes heldout, seed and limit, found {split!r}.")
+    heldout = split.get("heldout", 0.3)
+    if isinstance(heldout, bool) or not isinstance(heldout, (int, float)) or not 0 < heldout < 1:
+        raise ConfigError(f"experiment: split.heldout must be a fraction in (0, 1), found {heldout!r}.")
+    limit = split.get("limit")
+    if limit is not None:
+        limit = _int(limit, "split.limit", 2)
+    sampler, sampler_opts = _section(data.get("sampler"), "sampler", SAMPLERS, "tpe")
+    seed = _int(sampler_opts.pop("seed", base.seed), "sampler.seed", 0)
+    pruner, pruner_opts = _section(data.get("pruner"), "pruner", PRUNERS,
+                                   "wilcoxon" if len(metrics) == 1 else "none")
+    if pruner != "none" and len(metrics) > 1:
+        raise ConfigError(f"experiment: pruner {pruner!r} needs a single objective (Optuna does not prune "
+                          "multi-objective studies). Fix: pruner: none.")
+    options = data.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"experiment: 'options' must be a mapping, found {options!r}.")
+    return TuneSpec(
+        name=study, dataset=os.path.expandvars(dataset.strip()), base=base, space=space, metrics=metrics,
+        objective=str(data["objective"]) if data.get("objective") else None, options=dict(options),
+        heldout=float(heldout), split_seed=_int(split.get("seed", 0), "split.seed", 0), limit=limit,
+        sampler=sampler, sampler_options=sampler_opts, seed=seed, pruner=pruner, pruner_options=pruner_opts,
+        trials=_int(data.get("trials", 20), "trials", 1), storage=data.get("storage"),
+        mlflow_experiment=str(data.get("mlflow_experiment") or "ragbench-tune"), folder=Path(folder),
+        output_dir=str(data.get("output_dir") or "tuned"), description=str(data.get("description") or ""))
+
+
+def load_spec(path: str | Path) -> TuneSpec:
+    """Read and validate an experiment YAML file (its name defaults to the file stem)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"experiment file {p} does not exist. Fix: check the path.")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"experiment file {p} is not valid YAML: {exc}") from None
+    return parse_spec(data, p.resolve().parent, name=p.stem)
+
+
+def spec_to_dict(spec: TuneSpec) -> dict[str, Any]:
+    """The YAML-able form of a spec (as written next to the results)."""
+    def dist(p: Param) -> str:
+        if p.kind == "choice":
+            return "choice[" + ", ".join(yaml.safe_dump(c, default_flow_style=True).strip().removesuffix("\n...")
+                                         for c in p.choices) + "]"
+        extra = ", log" if p.log else (f", step={p.step}" if p.step is not None else "")
+        return f"{p.kind}[{p.low}, {p.high}{extra}]"
+
+    return {"name": spec.name, "dataset": spec.dataset, "objective": spec.objective, "options": dict(spec.options),
+            "space": {p.name: dist(p) for p in spec.space}, "metrics": [{m: d} for m, d in spec.metrics],
+            "split": {"heldout": spec.heldout, "seed": spec.split_seed, "limit": spec.limit},
+            "sampler": {"name": spec.sampler, "seed": spec.seed, **spec.sampler_options},
+            "pruner": {"name": spec.pruner, **spec.pruner_options}, "trials": spec.trials}
