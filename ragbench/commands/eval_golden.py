@@ -175,6 +175,29 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
     return GoldenEval(result, run_dir, plot, run_id, error)
 
 
+def split_measures(table: Any) -> tuple[Any, Any]:
+    """(retrieval part, answer part) of an aggregate or per-slice table: columns that parse as retrieval
+    measures vs the others, each keeping only the rows where some value applies."""
+    from ..errors import SchemaError
+    from ..eval.metrics import parse_measure
+
+    def is_retrieval(col: str) -> bool:
+        try:
+            parse_measure(col)
+            return True
+        except SchemaError:
+            return False
+
+    keys = [c for c in table.columns if c in ("system", "slice", "n")]
+    ret = [c for c in table.columns if c not in keys and is_retrieval(str(c))]
+    ans = [c for c in table.columns if c not in keys and c not in ret]
+    parts = []
+    for cols in (ret, ans):
+        part = table[keys + cols]
+        parts.append(part.dropna(how="all", subset=cols) if cols else part.iloc[0:0])
+    return parts[0], parts[1]
+
+
 def _fmt(df: Any) -> str:
     return df.to_string(float_format=lambda v: f"{v:.3f}")
 
@@ -182,8 +205,12 @@ def _fmt(df: Any) -> str:
 def report(ev: GoldenEval) -> str:
     """The printed tables: aggregate, per slice, and significance on the paraphrase slice."""
     res = ev.result
-    lines = ["Aggregate (mean over questions)", _fmt(res.aggregate), "", "Per slice",
-             _fmt(res.per_slice.set_index(["system", "slice"])), ""]
+    lines: list[str] = []
+    for label, agg, per in zip(("Retrieval", "Answers"), split_measures(res.aggregate),
+                               split_measures(res.per_slice)):
+        if len(agg):
+            lines += [f"{label}: aggregate (mean over questions)", _fmt(agg), "",
+                      f"{label}: per slice", _fmt(per.set_index(["system", "slice"])), ""]
     sig = res.significance
     focus = sig[(sig["slice"] == FOCUS_SLICE) & (sig["system"] == "hybrid")] if len(sig) else sig
     if len(focus):

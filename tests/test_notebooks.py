@@ -1,0 +1,36 @@
+"""Re-execute the committed notebooks with nbval (strict: outputs must match) in a subprocess, so the kernel
+gets an isolated MLflow store and cache. Slow (real model): run with ``pytest -m slow tests/test_notebooks.py``."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
+NOTEBOOKS = ["01_golden_eval.ipynb"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_outputs_reproduce(name, tmp_path):
+    env = dict(os.environ, MLFLOW_TRACKING_URI=f"sqlite:///{tmp_path / 'mlflow.db'}",
+               RAGBENCH_CACHE=str(tmp_path / "cache"))
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
+           "--nbval-sanitize-with", str(SANITIZE), "--nbval-cell-timeout", "900",
+           "--rootdir", str(tmp_path), str(ROOT / "notebooks" / name)]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_sanitizer_file_is_valid():
+    import configparser
+
+    parser = configparser.ConfigParser()
+    parser.read(SANITIZE)
+    assert {"mlflow_run_ids", "timestamps", "run_folders"} <= set(parser.sections())
+    for section in parser.sections():
+        assert parser[section]["regex"] and "replace" in parser[section]
