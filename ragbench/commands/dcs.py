@@ -29,7 +29,8 @@ def _dcs_config(args: argparse.Namespace):
 def run_locomo(args: argparse.Namespace) -> int:
     from ..eval.locomo import TurnText, evaluate_locomo
 
-    how = TurnText(speaker=not args.no_speaker, captions=not args.no_captions, date=args.date)
+    how = TurnText(speaker=not args.no_speaker, captions=not args.no_captions, date=not args.no_date,
+                   before=args.before)
     result = evaluate_locomo(args.file, ks=args.k, config=_dcs_config(args), how=how, dcs_weight=args.dcs_weight,
                              mode=args.dcs_mode, conversations=args.conversation or None,
                              max_questions=args.max_questions, show_progress=not args.quiet)
@@ -81,7 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="dcs_dense: add the DCS score to the cosine, or put DCS-selected turns first")
     p.add_argument("--no-speaker", action="store_true", help="do not prefix turns with the speaker's name")
     p.add_argument("--no-captions", action="store_true", help="leave out the captions of shared images")
-    p.add_argument("--date", action="store_true", help="prefix turns with the session date")
+    p.add_argument("--no-date", action="store_true", help="do not prefix turns with the session date")
+    p.add_argument("--before", type=int, default=1, help="earlier turns of the session added to a turn's text")
     p.add_argument("--conversation", action="append", help="only this sample_id (repeatable)")
     p.add_argument("--max-questions", type=int, default=None, help="only the first N questions per conversation")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

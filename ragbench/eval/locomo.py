@@ -13,8 +13,11 @@ and count the tokens of the selected turns. Strategies:
 * ``dcs_dense`` — dense cosine + ``dcs_weight`` × the DCS score of turns in the DCS context (``mode="add"``),
   or the source pipeline's boost: DCS-selected turns first, each group by cosine (``mode="first"``).
 
-A turn's text for retrieval is ``"<speaker>: <text>"`` (with ``speaker=True``), plus ``" [shares <image
-caption>]"`` when the turn shared a photo (``captions=True``) and ``"(<session date>) "`` in front (``date=True``).
+A turn's text for retrieval is ``"<speaker>: <text>"`` (``speaker=True``), plus ``" [shares <image caption>]"``
+when the turn shared a photo (``captions=True``), preceded by the ``before`` previous turns of the same session, with
+``"(<session date>) "`` in front (``date=True``). Defaults (all on, ``before=1``) were chosen on conv-26 and conv-30
+of the development split: recall@10 of dense 0.28 (plain text) → 0.44 (speaker, captions) → 0.56 (+ date, one
+previous turn); of BM25 0.52 → 0.71.
 """
 from __future__ import annotations
 
@@ -39,9 +42,12 @@ STRATEGIES = ("recency", "bm25", "dense", "dcs", "dcs_dense")
 
 @dataclass(frozen=True)
 class TurnText:
+    """How a turn is written for retrieval (BM25 and dense); DCS classifies the turn's own text."""
+
     speaker: bool = True
     captions: bool = True
-    date: bool = False
+    date: bool = True
+    before: int = 1
 
 
 @dataclass
@@ -106,15 +112,18 @@ def load_captions(path: str | Path) -> dict[tuple[str, str], str]:
 
 
 def turn_texts(conv: LocomoConversation, how: TurnText, captions: dict[tuple[str, str], str]) -> list[str]:
-    out = []
+    """The retrieval text of every turn (see the module notes); ``how.before`` earlier turns of the same session
+    are prepended, so a short answer ("He is three.") carries the question it answers."""
+    core = []
     for t in conv.turns:
         text = f"{t.speaker}: {t.text}" if how.speaker else t.text
         cap = captions.get((conv.sample_id, t.dia_id)) if how.captions else None
-        if cap:
-            text += f" [shares {cap}]"
-        if how.date and t.date:
-            text = f"({t.date}) {text}"
-        out.append(text)
+        core.append(text + (f" [shares {cap}]" if cap else ""))
+    out = []
+    for i, t in enumerate(conv.turns):
+        parts = [core[j] for j in range(max(0, i - how.before), i + 1) if conv.turns[j].session == t.session]
+        text = " ".join(parts)
+        out.append(f"({t.date}) {text}" if how.date and t.date else text)
     return out
 
 
@@ -192,7 +201,7 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
     for conv in tqdm(convs, disable=not show_progress, desc="locomo"):
         qas = list(conv.qa)[: max_questions] if max_questions else list(conv.qa)
         texts = turn_texts(conv, how, captions)
-        raw = turn_texts(conv, TurnText(speaker=True, captions=True, date=False), captions)
+        raw = turn_texts(conv, TurnText(speaker=True, captions=True, date=False, before=0), captions)
         tokens = np.array([counter(t) for t in raw])
         chunks = [Chunk(t.dia_id, t.dia_id, i, 0, len(texts[i]), texts[i]) for i, t in enumerate(conv.turns)]
         ids = [t.dia_id for t in conv.turns]
@@ -200,7 +209,7 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
         bm25 = BM25Retriever().index(chunks)
         dense = DenseRetriever(embedder).index(chunks)
         qvecs = dense.embedder.embed([q.question for q in qas])
-        dcs = dcs_rankings(conv, texts, [q.question for q in qas], cfg, limit=kmax)
+        dcs = dcs_rankings(conv, raw, [q.question for q in qas], cfg, limit=kmax)
         n = len(ids)
         for qi, qa in enumerate(qas):
             _, cos = dense.score_rows(np.asarray(qvecs[qi], dtype=np.float32))

@@ -49,13 +49,19 @@ def test_dates_captions_and_texts(locomo_file):
     assert (times[3] - times[2]).seconds == 60  # an unparsable session date continues one minute later
     caps = load_captions(locomo_file)
     assert caps == {("conv-x", "D1:3"): "a photo of a blue bowl"}
-    assert turn_texts(conv, TurnText(), caps)[2] == "Ann: A blue bowl. [shares a photo of a blue bowl]"
-    assert turn_texts(conv, TurnText(False, False, True), caps)[0] == \
+    plain = TurnText(date=False, before=0)
+    assert turn_texts(conv, plain, caps)[2] == "Ann: A blue bowl. [shares a photo of a blue bowl]"
+    assert turn_texts(conv, TurnText(False, False, True, 0), caps)[0] == \
         "(1:56 pm on 8 May, 2023) I started a pottery class on Monday."
+    # one earlier turn of the same session, never across sessions; the date once in front
+    assert turn_texts(conv, TurnText(captions=False), caps)[1] == \
+        "(1:56 pm on 8 May, 2023) Ann: I started a pottery class on Monday. Bob: Nice, what did you make?"
+    assert turn_texts(conv, TurnText(date=False), caps)[3] == "Bob: My dog Rex learned to swim at the lake."
 
 
 def test_strategies_on_a_tiny_conversation(locomo_file):
     res = evaluate_locomo(locomo_file, ks=(1, 2), embedder=HashingEmbedder(64), dcs_weight=0.0,
+                          how=TurnText(before=0),
                           token_counter=lambda s: len(s.split()))
     pq = res.per_question.set_index(["strategy", "qid"])
     # recency picks D2:3 then D2:2: question 1 has gold {D2:3, D2:1}
