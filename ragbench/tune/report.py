@@ -103,7 +103,7 @@ def plot_importance(imp: dict[str, float], spec: TuneSpec, path: Path) -> Path |
     if not imp:
         return None
     names = list(imp)[::-1]
-    fig, ax = plt.subplots(figsize=(6, 0.5 + 0.4 * len(names)))
+    fig, ax = plt.subplots(figsize=(6, max(2.5, 0.8 + 0.4 * len(names))))
     ax.barh(names, [imp[n] for n in names], color="tab:blue")
     ax.set_xlabel("importance (fANOVA)")
     ax.set_title(f"{spec.name}: parameter importance")
@@ -147,9 +147,10 @@ def log_study(study: Any, spec: TuneSpec, prepared: Any, summary: dict[str, Any]
               provenance_tags: dict[str, Any]) -> str:
     """Log the study (parent run) and every finished trial not yet logged (nested runs); returns the parent id.
     Raises :class:`~ragbench.errors.TrackingError` on any tracking failure."""
-    from ..tracking import TrackedRun, Tracker
+    from ..tracking import TrackedRun, Tracker, is_remote, tracking_uri
 
-    tracker = Tracker(spec.mlflow_experiment)
+    uri = tracking_uri()
+    tracker = Tracker(spec.mlflow_experiment, uri, timeout=30 if is_remote(uri) else None)  # no endless retries
     parent_id = study.user_attrs.get("mlflow_run_id")
     if parent_id is None:
         parent = tracker.start_run(spec.name, {"ragbench.kind": "study", "optuna.study": spec.name,

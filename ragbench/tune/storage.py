@@ -89,6 +89,9 @@ def open_storage(url: str, lock_timeout: float = 60.0) -> Any:
     if url == ":memory:":
         return optuna.storages.InMemoryStorage()
     if is_rdb(url):
+        import warnings
+
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # heartbeat_interval
         try:
             return optuna.storages.RDBStorage(url, heartbeat_interval=30, grace_period=120,
                                               engine_kwargs={"pool_pre_ping": True})

@@ -59,3 +59,61 @@ def write_yaml(path: Path, data: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def postgres_url():
+    """A throw-away PostgreSQL server on 127.0.0.1 (Debian's binaries; run as the ``postgres`` user when we are
+    root, since PostgreSQL refuses to run as root). Skips with the reason when no server can be started."""
+    import glob
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        pytest.skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); apt-get install postgresql")
+    bindir = Path(found[-1]).parent
+    prefix: list[str] = []
+    # A folder the server's user can enter (pytest's tmp_path is private to root).
+    folder = Path(tempfile.mkdtemp(prefix="ragbench-pg-"))
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            shutil.rmtree(folder, ignore_errors=True)
+            pytest.skip("running as root and there is no 'postgres' user to run the server as")
+        os.chown(folder, pw.pw_uid, pw.pw_gid)
+        prefix = ["runuser", "-u", "postgres", "--"]
+    data, port = folder / "data", _free_port()
+
+    def run(*cmd: str) -> subprocess.CompletedProcess:
+        return subprocess.run(prefix + list(cmd), capture_output=True, text=True, timeout=120)
+
+    init = run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
+               "--no-sync")
+    if init.returncode != 0:
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.skip(f"initdb failed: {(init.stderr or init.stdout).strip()[:300]}")
+    start = run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(folder / "server.log"), "-w", "-t", "60",
+                "-o", f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+    if start.returncode != 0:
+        log = (folder / "server.log").read_text() if (folder / "server.log").exists() else ""
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.skip(f"the PostgreSQL server did not start: {(start.stderr or log).strip()[:300]}")
+    try:
+        yield f"postgresql+psycopg2://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
