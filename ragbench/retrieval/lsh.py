@@ -34,11 +34,12 @@ class LshRetriever(DenseRetriever):
         self.seed = seed
         self.planes: np.ndarray | None = None
         self.codes = np.empty((0, 0), dtype=np.int64)  # (n, tables)
-        self._sorted: list[tuple[np.ndarray, np.ndarray]] | None = None  # per table: (row order, sorted codes)
+        # all tables in one sorted array of keys (table << bits | code) with the row of each entry
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None
         self.last_candidates_scored = 0.0
 
     def _check_params(self) -> None:
-        for name, value, lo, hi in (("tables", self.tables, 1, 1024), ("bits", self.bits, 1, 62),
+        for name, value, lo, hi in (("tables", self.tables, 1, 1024), ("bits", self.bits, 1, 48),
                                     ("multiprobe", self.multiprobe, 0, min(self.bits, 12))):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
                 raise ConfigError(f"lsh {name} must be an integer in [{lo}, {hi}], found {value!r}. "
@@ -85,12 +86,13 @@ class LshRetriever(DenseRetriever):
         self.codes = np.concatenate([self.codes, self.hash(new)])
         self._sorted = None  # rebuilt lazily on the next search
 
-    def _buckets(self) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _buckets(self) -> tuple[np.ndarray, np.ndarray]:
         if self._sorted is None:
-            self._sorted = []
-            for t in range(self.tables):
-                order = np.argsort(self.codes[:, t], kind="stable")
-                self._sorted.append((order, self.codes[order, t]))
+            n = len(self.codes)
+            keys = (np.arange(self.tables, dtype=np.int64)[None, :] << self.bits) | self.codes  # (n, tables)
+            keys = keys.T.reshape(-1)  # table-major: entry j is row j % n of table j // n
+            order = np.argsort(keys, kind="stable")
+            self._sorted = (keys[order], (order % max(n, 1)).astype(np.int64))
         return self._sorted
 
     def probe_codes(self, qvec: np.ndarray) -> np.ndarray:
@@ -109,14 +111,16 @@ class LshRetriever(DenseRetriever):
     def candidates(self, qvec: np.ndarray) -> np.ndarray:
         """Boolean mask of the rows sharing a probed bucket with the query in at least one table."""
         hit = np.zeros(len(self.table), dtype=bool)
-        probes = self.probe_codes(qvec)
-        for t, (order, sorted_codes) in enumerate(self._buckets()):
-            codes = probes[:, t]
-            lo = np.searchsorted(sorted_codes, codes, side="left")
-            hi = np.searchsorted(sorted_codes, codes, side="right")
-            for a, b in zip(lo.tolist(), hi.tolist()):
-                if b > a:
-                    hit[order[a:b]] = True
+        keys, rows = self._buckets()
+        probes = (np.arange(self.tables, dtype=np.int64)[None, :] << self.bits) | self.probe_codes(qvec)
+        probes = np.sort(probes, axis=None)  # distinct keys (distinct flip sets); sorted for cache-friendly search
+        lo = np.searchsorted(keys, probes, side="left")
+        lens = np.searchsorted(keys, probes, side="right") - lo
+        total = int(lens.sum())
+        if total:
+            # concatenate the ranges [lo, lo + len) without a Python loop
+            starts = np.repeat(lo - (np.cumsum(lens) - lens), lens)
+            hit[rows[starts + np.arange(total)]] = True
         return hit
 
     # ------------------------------------------------------------------------------------------- scoring
