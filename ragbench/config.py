@@ -110,6 +110,13 @@ class AnswerConfig:
     extractive_sentence_ratio: float = 0.7
     extractive_min_relevance: float = 0.0
     extractive_semantic: bool = True
+    # Answerability (ragbench.answer.answerability): refuse "unanswerable-question" when the reply holds no answer
+    # of the kind asked for, or covers < min_coverage of the question's IDF-weighted terms and its best sentence
+    # has cosine < min_similarity with the question (docs/answers.md: chosen by leave-one-slice-out CV).
+    answerability: bool = True
+    answerability_types: bool = True
+    answerability_min_coverage: float = 0.3
+    answerability_min_similarity: float = 0.45
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_timeout: float = 30.0
@@ -128,6 +135,7 @@ class EeragConfig:
     elector: str = "policy"
     elect_threshold: float = 0.3
     margin: float = 0.1
+    rank_weight: float = 0.0
     max_expand: int = 3
     summary_tokens: int = 25
     silent: bool = False

@@ -15,12 +15,11 @@ from ..text import truncate_chars
 
 HEADER_OPEN = "--- Potentially Relevant Context ---"
 HEADER_CLOSE = "---"
+# Kept short on purpose: these lines are paid for on every turn (≈ 50 MiniLM tokens).
 HEADER_INSTRUCTIONS = (
-    "Each entry below is a short summary with a database id shown as [ID:<number>].",
-    "To read an entry in full, reply with exactly: RETRIEVE <number>",
-    "Use the exact number shown; never renumber the entries.",
-    "To read several entries, separate the numbers with spaces: RETRIEVE <id1> <id2>",
-    "Retrieving is optional: if no entry helps, answer the question directly.",
+    "Entries are short summaries with database ids shown as [ID:<number>].",
+    "To read one in full reply exactly RETRIEVE <number>; for several, RETRIEVE <id1> <id2>.",
+    "Use the numbers shown, never renumber. Retrieving is optional.",
 )
 _PRIMARY = re.compile(r"RETRIEVE\s+([\d\s,]+)", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")

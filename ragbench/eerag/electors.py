@@ -68,35 +68,42 @@ def extractive_reply(question: str, context: str, max_sentences: int = 2) -> str
 
 
 class PolicyElector(ChatModel):
-    """Deterministic elector: cosine(question, summary) ≥ ``threshold`` and ≥ best − ``margin``, at most
-    ``max_elect`` ids, best first. Without an embedder it scores lexical overlap of content words instead."""
+    """Deterministic elector: a candidate's relevance is cosine(question, summary) − ``rank_weight`` × its position
+    in the header (0 for the first; the header is in retrieval order, which a model reading it sees too). It elects
+    candidates whose relevance is ≥ ``threshold`` and ≥ best − ``margin``, at most ``max_elect``, best first.
+    Without an embedder it scores lexical overlap of content words instead of cosine."""
 
     def __init__(self, embedder: Embedder | None = None, threshold: float = 0.5, margin: float = 0.1,
-                 max_elect: int = 3) -> None:
+                 max_elect: int = 3, rank_weight: float = 0.0) -> None:
         self.embedder = embedder
         self.threshold = threshold
         self.margin = margin
         self.max_elect = max_elect
-        self.model_id = f"policy-elector(t={threshold:g},m={margin:g},n={max_elect})"
+        self.rank_weight = rank_weight
+        self.model_id = f"policy-elector(t={threshold:g},m={margin:g},n={max_elect},r={rank_weight:g})"
 
     def scores(self, question: str, summaries: Sequence[str]) -> np.ndarray:
         if not summaries:
             return np.zeros(0, dtype=np.float32)
         if self.embedder is None:
             q = set(tokenize(question, stopwords=True))
-            return np.array([len(q & set(tokenize(s, stopwords=True))) / max(1, len(q)) for s in summaries],
-                            dtype=np.float32)
+            lexical = [len(q & set(tokenize(s, stopwords=True))) / max(1, len(q)) for s in summaries]
+            return np.array(lexical, dtype=np.float32) - self.rank_weight * np.arange(len(summaries), dtype=np.float32)
         vecs = self.embedder.embed([question, *summaries])
-        return vecs[1:] @ vecs[0]
+        return vecs[1:] @ vecs[0] - self.rank_weight * np.arange(len(summaries), dtype=np.float32)
+
+    def choose(self, scores: np.ndarray, threshold: float | None = None) -> list[int]:
+        """Positions (best first) elected for these relevance scores; ``threshold`` overrides the configured one."""
+        if len(scores) == 0:
+            return []
+        t = self.threshold if threshold is None else threshold
+        best = float(scores.max())
+        order = np.argsort(-scores, kind="stable")
+        return [int(i) for i in order if scores[i] >= t and scores[i] >= best - self.margin][: self.max_elect]
 
     def elect(self, question: str, shown: Sequence[tuple[int, str]]) -> list[int]:
         s = self.scores(question, [summary for _, summary in shown])
-        if len(s) == 0:
-            return []
-        best = float(s.max())
-        order = np.argsort(-s, kind="stable")
-        chosen = [shown[i][0] for i in order if s[i] >= self.threshold and s[i] >= best - self.margin]
-        return chosen[: self.max_elect]
+        return [shown[i][0] for i in self.choose(s)]
 
     def complete(self, messages: Sequence[Message]) -> Completion:
         mode, background = _mode(messages)

@@ -59,7 +59,7 @@ def make_elector(name: str, cfg: RagbenchConfig, embedder: Embedder | None,
     """(model, system prompt) for ``policy`` or ``llm``."""
     if name == "policy":
         e = cfg.eerag
-        return PolicyElector(embedder, e.elect_threshold, e.margin, e.max_expand), None
+        return PolicyElector(embedder, e.elect_threshold, e.margin, e.max_expand, e.rank_weight), None
     if name == "llm":
         if chat_model is None:
             raise ConfigError("the llm elector needs a chat model. Fix: pass --model openai (with OPENAI_BASE_URL) "

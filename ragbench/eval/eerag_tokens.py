@@ -26,6 +26,7 @@ from ..retrieval.base import Embedder
 from ..retrieval.chunking import WholeDocumentChunker
 from ..retrieval.embedding import make_embedder
 from ..retrieval.retriever import retriever_from_store
+from ..schema import Document
 from ..store import KnowledgeStore
 from ..text import count_tokens
 from .beir import beir_documents, default_store_path
@@ -58,6 +59,9 @@ def plot_tradeoff(curve: pd.DataFrame, path: str | Path) -> None:
     ax.plot(ee.context_tokens, ee.evidence_recall, "o-", label="EE-RAG (policy elector)")
     for _, r in ee.iterrows():
         ax.annotate(f"{r.threshold:g}", (r.context_tokens, r.evidence_recall), fontsize=7)
+    top = curve[curve.system.str.startswith("eerag-top")].sort_values("context_tokens")
+    if len(top):
+        ax.plot(top.context_tokens, top.evidence_recall, "^--", color="gray", label="EE-RAG, elect first n shown")
     naive = curve[curve.system == "naive"].iloc[0]
     ax.plot([naive.context_tokens], [naive.evidence_recall], "s", color="red", label="naive top-k")
     ax.set_xlabel("context tokens per question")
@@ -73,25 +77,38 @@ def run_token_study(data_dir: str | Path, split: str = "train", cfg: RagbenchCon
                     thresholds: Sequence[float] = (0.3, 0.4, 0.5), max_queries: int | None = None, seed: int = 0,
                     store_path: str | Path | None = None, embedder: Embedder | None = None,
                     show_progress: bool = False) -> TokenStudy:
-    cfg = cfg or RagbenchConfig()
+    """The study on a BEIR folder (documents are ``title + " " + text``, as for the BEIR evaluation)."""
     ds = load_beir(data_dir, split)
-    queries = ds.queries
+    store_path = Path(store_path) if store_path is not None else default_store_path(data_dir)
+    return token_study(beir_documents(ds.corpus), ds.queries, ds.qrels, cfg, k, thresholds, max_queries, seed,
+                       store_path, embedder, show_progress)
+
+
+def token_study(documents: Sequence[Document], queries: pd.DataFrame, qrels: pd.DataFrame,
+                cfg: RagbenchConfig | None = None, k: int = 5, thresholds: Sequence[float] = (0.3, 0.4, 0.5),
+                max_queries: int | None = None, seed: int = 0, store_path: str | Path = ":memory:",
+                embedder: Embedder | None = None, show_progress: bool = False,
+                top_n: Sequence[int] = (1, 2, 3)) -> TokenStudy:
+    """Naive top-``k`` injection vs EE-RAG with the policy elector at each threshold, one document per chunk.
+
+    ``queries`` is a ``qid, query`` table and ``qrels`` a ``qid, docno, label`` table; a sample of
+    ``max_queries`` queries is drawn with ``seed``."""
+    cfg = cfg or RagbenchConfig()
     if max_queries is not None and max_queries < len(queries):
         queries = queries.sample(n=max_queries, random_state=seed).sort_values("qid", kind="stable")
-    relevant = ds.qrels[ds.qrels.label > 0].groupby("qid")["docno"].apply(set).to_dict()
+    relevant = qrels[qrels.label > 0].groupby("qid")["docno"].apply(set).to_dict()
     embedder = embedder or make_embedder(cfg.embedding)
-    store_path = Path(store_path) if store_path is not None else default_store_path(data_dir)
     if str(store_path) != ":memory:":
-        store_path.parent.mkdir(parents=True, exist_ok=True)
+        Path(store_path).parent.mkdir(parents=True, exist_ok=True)
     summarizer = ExtractiveSummarizer(cfg.eerag.summary_tokens)
     rows: list[dict[str, Any]] = []
     with KnowledgeStore.open(store_path) as store:
-        store.ingest(beir_documents(ds.corpus), WholeDocumentChunker(), embedder, show_progress=show_progress)
+        store.ingest(documents, WholeDocumentChunker(), embedder, show_progress=show_progress)
         missing = {c.chunk_id: summarizer(c) for c in store.chunks() if not c.summary}
         if missing:
             store.set_summaries(missing)
         retriever = retriever_from_store(store, "dense", cfg, embedder, show_progress=show_progress)
-        elector = PolicyElector(embedder, 0.0, cfg.eerag.margin, cfg.eerag.max_expand)
+        elector = PolicyElector(embedder, 0.0, cfg.eerag.margin, cfg.eerag.max_expand, cfg.eerag.rank_weight)
         for qid, query in tqdm(zip(queries.qid, queries["query"]), total=len(queries), disable=not show_progress,
                                desc="token study"):
             hits = retriever.search(query, k=k)
@@ -104,13 +121,13 @@ def run_token_study(data_dir: str | Path, split: str = "train", cfg: RagbenchCon
                          "hit": float(any(c.hit.doc_id in gold for c in cands)),
                          "tokens": count_tokens(full_context(numbered)), "elected": len(cands)})
             scores = elector.scores(query, [c.summary for c in cands])
-            best = float(scores.max()) if len(scores) else 0.0
-            order = np.argsort(-scores, kind="stable")
-            for t in thresholds:
-                chosen = [cands[i] for i in order if scores[i] >= t and scores[i] >= best - elector.margin]
-                chosen = chosen[: elector.max_elect]
+            elections = [("eerag-policy", t, elector.choose(scores, t)) for t in thresholds]
+            # Position baselines: elect the first n shown, whatever the summaries say (the retriever's own ranking).
+            elections += [(f"eerag-top{n}", np.nan, list(range(min(n, len(cands))))) for n in top_n]
+            for system, t, positions in elections:
+                chosen = [cands[i] for i in positions]
                 ctx = count_tokens(full_context([(c.number, chunks[c.hit.chunk_id]) for c in chosen])) if chosen else 0
-                rows.append({"qid": qid, "system": "eerag-policy", "threshold": t,
+                rows.append({"qid": qid, "system": system, "threshold": t,
                              "hit": float(any(c.hit.doc_id in gold for c in chosen)),
                              "tokens": header_tokens + ctx, "elected": len(chosen)})
     per_query = pd.DataFrame(rows)
@@ -120,11 +137,12 @@ def run_token_study(data_dir: str | Path, split: str = "train", cfg: RagbenchCon
     naive = curve[curve.system == "naive"].iloc[0]
     curve["token_saving"] = 1 - curve.context_tokens / naive.context_tokens
     curve["recall_kept"] = curve.evidence_recall / naive.evidence_recall if naive.evidence_recall else np.nan
-    ok = curve[(curve.system == "eerag-policy") & (curve.recall_kept >= 0.95)]
+    ok = curve[(curve.system != "naive") & (curve.recall_kept >= 0.95)]
     best = ok.sort_values("token_saving", ascending=False).iloc[0] if len(ok) else None
     headline = {"questions": int(naive.questions), "k": k, "naive_evidence_recall": float(naive.evidence_recall),
                 "naive_context_tokens": float(naive.context_tokens),
-                "best_threshold_keeping_95pct": None if best is None else float(best.threshold),
+                "best_system_keeping_95pct": None if best is None else str(best.system),
+                "best_threshold_keeping_95pct": None if best is None or pd.isna(best.threshold) else float(best.threshold),
                 "token_saving_at_best": None if best is None else float(best.token_saving),
                 "evidence_recall_at_best": None if best is None else float(best.evidence_recall)}
     return TokenStudy(curve, per_query, headline)
