@@ -117,11 +117,11 @@ def test_scifact_train_bm25(shared_data, tmp_path):
     res = run_beir(shared_data / "beir_scifact", "train", "bm25", store_path=tmp_path / "s.sqlite",
                    run_path=tmp_path / "r.run")
     assert res.queries == 809
-    assert res.metrics["nDCG@10"] > 0.65  # measured 0.6xx; bm25s on the same tokens within 0.005
+    assert res.metrics["nDCG@10"] == pytest.approx(0.6683, abs=5e-4)  # = bm25s on the same tokens (bench)
 
 
 @pytest.mark.slow
 def test_scifact_train_dense_minilm(shared_data, tmp_path):
     res = run_beir(shared_data / "beir_scifact", "train", "dense", store_path=tmp_path / "s.sqlite",
                    run_path=tmp_path / "r.run")
-    assert res.metrics["nDCG@10"] >= 0.64
+    assert res.metrics["nDCG@10"] >= 0.64  # measured 0.6602 (train split; published 0.645 is on test)

@@ -1,0 +1,151 @@
+"""LSH vs exact search vs faiss HNSW, side by side in one run: recall@10 against exact cosine, share of vectors
+scored (LSH), queries per second (single thread for every system), index build time.
+
+Data sets:
+* ``synthetic``: N clustered 384-d unit vectors (``--clusters`` Gaussian centres, isotropic noise ``--noise``;
+  the default noise 1.0 puts the 10th nearest neighbour of a query at cosine ≈ 0.54, the 1st at ≈ 0.58, similar
+  to MiniLM query–passage similarities) and held-out queries drawn from the same clusters;
+* ``scifact`` (with ``--store``): the all-MiniLM-L6-v2 document vectors of a BEIR store written by
+  ``ragbench eval beir … --retriever dense`` and the split's queries embedded with the (cached) same model.
+
+    python benchmarks/lsh_bench.py --n 100000 --store .ragbench/beir-beir_scifact.sqlite \
+        --data /work/shared/data/beir_scifact --split train
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
+
+import numpy as np  # noqa: E402
+
+from ragbench.retrieval.base import Embedder  # noqa: E402
+from ragbench.retrieval.dense import DenseRetriever, normalize_rows  # noqa: E402
+from ragbench.retrieval.lsh import LshRetriever  # noqa: E402
+from ragbench.schema import Chunk  # noqa: E402
+
+
+class NoEmbedder(Embedder):
+    """Vectors are given directly; queries are searched with ``search_vector``."""
+
+    model_id, dim, sha256 = "given-vectors", 0, "0" * 64
+
+    def embed(self, texts, show_progress=False):  # pragma: no cover - never called
+        raise RuntimeError("vectors are given")
+
+
+def clustered(n: int, dim: int, clusters: int, noise: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((clusters, dim)).astype(np.float32)
+    return normalize_rows(centres[rng.integers(0, clusters, n)] + noise * rng.standard_normal((n, dim)).astype(np.float32))
+
+
+def scifact_vectors(store_path: str, data: str, split: str, model: str) -> tuple[np.ndarray, np.ndarray]:
+    from ragbench.config import EmbeddingConfig
+    from ragbench.eval.datasets import load_beir
+    from ragbench.retrieval.embedding import make_embedder
+    from ragbench.store import KnowledgeStore
+
+    emb = make_embedder(EmbeddingConfig(model=model))
+    with KnowledgeStore.open(store_path) as store:
+        _, docs = store.embeddings(emb.model_id)
+    if len(docs) == 0:
+        raise SystemExit(f"no {emb.model_id} vectors in {store_path}; run `ragbench eval beir … --retriever dense` first")
+    queries = emb.embed(load_beir(data, split).queries["query"].tolist())
+    return normalize_rows(docs), normalize_rows(queries)
+
+
+def timed(fn, queries: np.ndarray) -> tuple[float, list]:
+    t = time.perf_counter()
+    out = [fn(q) for q in queries]
+    return len(queries) / (time.perf_counter() - t), out
+
+
+def bench(name: str, x: np.ndarray, q: np.ndarray, configs: list[tuple[int, int, int]], hnsw_ef: list[int]) -> None:
+    n = len(x)
+    chunks = [Chunk(str(i), str(i), 0, 0, 0, "") for i in range(n)]
+    rows: list[tuple[str, float, str, float, float]] = []
+    t = time.perf_counter()
+    exact = DenseRetriever(NoEmbedder()).index(chunks, vectors=x)
+    build = time.perf_counter() - t
+    qps, hits = timed(lambda v: exact.search_vector(v, 10), q)
+    truth = [{h.chunk_id for h in hs} for hs in hits]
+    rows.append(("exact cosine (DenseRetriever)", 1.0, "100 %", qps, build))
+
+    def recall(found: list[set[str]]) -> float:
+        return float(np.mean([len(f & t) / 10 for f, t in zip(found, truth)]))
+
+    for tables, bits, probe in configs:
+        t = time.perf_counter()
+        lsh = LshRetriever(NoEmbedder(), tables=tables, bits=bits, multiprobe=probe).index(chunks, vectors=x)
+        lsh.search_vector(q[0], 10)  # bucket arrays are built on first search: count them as build time
+        build = time.perf_counter() - t
+        shares: list[float] = []
+
+        def one(v):
+            hs = lsh.search_vector(v, 10)
+            shares.append(lsh.last_candidates_scored)
+            return hs
+
+        qps, hits = timed(one, q)
+        rows.append((f"LSH {tables} tables × {bits} bits, multiprobe {probe}",
+                     recall([{h.chunk_id for h in hs} for hs in hits]), f"{100 * np.mean(shares):.1f} %", qps, build))
+
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    t = time.perf_counter()
+    index = faiss.IndexHNSWFlat(x.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+    index.add(x)
+    build = time.perf_counter() - t
+    for ef in hnsw_ef:
+        index.hnsw.efSearch = ef
+        qps, hits = timed(lambda v: index.search(v[None, :], 10)[1][0], q)
+        rows.append((f"faiss IndexHNSWFlat M=32, efSearch {ef}", recall([{str(i) for i in h} for h in hits]), "n/a",
+                     qps, build))
+
+    print(f"\n{name}: {n} vectors × {x.shape[1]} dims, {len(q)} queries (single thread)")
+    print("| system | recall@10 vs exact | vectors scored | queries/s | build s |")
+    print("|---|---:|---:|---:|---:|")
+    for label, rec, share, qps, build in rows:
+        print(f"| {label} | {rec:.3f} | {share} | {qps:.0f} | {build:.1f} |")
+
+
+def parse_configs(text: str) -> list[tuple[int, int, int]]:
+    return [tuple(int(v) for v in c.split(",")) for c in text.split(";") if c.strip()]  # type: ignore[misc]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--clusters", type=int, default=1000)
+    ap.add_argument("--noise", type=float, default=1.0)
+    ap.add_argument("--queries", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--configs", default="10,8,0;32,12,4;30,14,6",
+                    help="LSH 'tables,bits,multiprobe' separated by ';'")
+    ap.add_argument("--scifact-configs", default="10,8,0;10,8,2;16,10,3")
+    ap.add_argument("--ef", default="32,64", help="HNSW efSearch values")
+    ap.add_argument("--store", default=None, help="BEIR store with MiniLM vectors (adds the SciFact rows)")
+    ap.add_argument("--data", default=None)
+    ap.add_argument("--split", default="train")
+    ap.add_argument("--model", default="minilm")
+    args = ap.parse_args()
+    ef = [int(v) for v in args.ef.split(",")]
+    if args.store:
+        x, q = scifact_vectors(args.store, args.data, args.split, args.model)
+        bench(f"SciFact ({args.split} queries, MiniLM vectors)", x, q, parse_configs(args.scifact_configs), ef)
+    allx = clustered(args.n + args.queries, args.dim, args.clusters, args.noise, args.seed)
+    x, q = allx[: args.n], allx[args.n:]
+    sims = np.sort(q[:200] @ x.T, axis=1)
+    print(f"synthetic: mean cosine of the 1st / 10th nearest neighbour {sims[:, -1].mean():.3f} / {sims[:, -10].mean():.3f}")
+    bench(f"synthetic clustered ({args.clusters} clusters, noise {args.noise}, seed {args.seed})", x, q,
+          parse_configs(args.configs), ef)
+
+
+if __name__ == "__main__":
+    main()
