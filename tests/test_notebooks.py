@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
-NOTEBOOKS = ["01_golden_eval.ipynb"]
+NOTEBOOKS = ["01_golden_eval.ipynb", "02_grounded_answers.ipynb", "03_eerag_tokens.ipynb", "05_research.ipynb"]
 
 
 @pytest.mark.slow
