@@ -328,13 +328,24 @@ def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | No
     if not isinstance(options, Mapping):
         raise ConfigError(f"experiment: 'options' must be a mapping, found {options!r}.")
     return TuneSpec(
-        name=study, dataset=os.path.expandvars(dataset.strip()), base=base, space=space, metrics=metrics,
+        name=study, dataset=expand_dataset(dataset.strip()), base=base, space=space, metrics=metrics,
         objective=str(data["objective"]) if data.get("objective") else None, options=dict(options),
         heldout=float(heldout), split_seed=_int(split.get("seed", 0), "split.seed", 0), limit=limit,
         sampler=sampler, sampler_options=sampler_opts, seed=seed, pruner=pruner, pruner_options=pruner_opts,
         trials=_int(data.get("trials", 20), "trials", 1), storage=data.get("storage"),
         mlflow_experiment=str(data.get("mlflow_experiment") or "ragbench-tune"), folder=Path(folder),
         output_dir=str(data.get("output_dir") or "tuned"), description=str(data.get("description") or ""))
+
+
+def expand_dataset(text: str) -> str:
+    """Environment variables in a dataset string; ``${RAGBENCH_DATA}`` defaults to the shared data folder next to
+    the project (``../shared/data``), as the tests' ``shared_data`` fixture does."""
+    if "RAGBENCH_DATA" in text and not os.environ.get("RAGBENCH_DATA"):
+        from ..provenance import project_root
+
+        default = str(project_root().parent / "shared" / "data")
+        text = text.replace("${RAGBENCH_DATA}", default).replace("$RAGBENCH_DATA", default)
+    return os.path.expandvars(text)
 
 
 def load_spec(path: str | Path) -> TuneSpec:
