@@ -54,6 +54,11 @@ class DcnNode:
     created_at: datetime
     last_referenced_at: datetime
     linked_message_ids: list[str] = field(default_factory=list)
+    # Membership set beside the ordered list, so linking stays O(1) in a long conversation.
+    _linked: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._linked = set(self.linked_message_ids)
 
     def recency_weight(self, now: datetime, decay_hours: float = 24.0) -> float:
         return recency(self.last_referenced_at, now, decay_hours)
@@ -63,7 +68,10 @@ class DcnNode:
         log_decision("DCN", f"Touched DCN {self.dcn_id}", dcn=self.dcn_id)
 
     def link(self, message_id: str) -> None:
-        if message_id not in self.linked_message_ids:
+        if len(self._linked) != len(self.linked_message_ids):  # the list was edited directly
+            self._linked = set(self.linked_message_ids)
+        if message_id not in self._linked:
+            self._linked.add(message_id)
             self.linked_message_ids.append(message_id)
 
     def absorb(self, other: "DcnNode") -> None:
