@@ -103,3 +103,13 @@ def test_cli_threads_json(shared_data, capsys):
                  "--clusters", "0"]) == 0
     table = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["settings"]
     assert set(table) == {"faithful", "improved"} and table["improved"]["ari"] > table["faithful"]["ari"]
+
+
+@pytest.mark.slow
+def test_dev_split_numbers(shared_data):
+    """The docs/dcs.md numbers: BM25 over contextual turns reaches the paper's DRAGON recall@10."""
+    res = evaluate_locomo(shared_data / "locomo" / "locomo_dev.json", ks=(10,))
+    s = res.summary()["strategies"]
+    assert res.summary()["questions"] == 999
+    assert s["bm25"]["recall@10"] >= 0.662
+    assert s["dcs"]["recall@10"] < s["dense"]["recall@10"]

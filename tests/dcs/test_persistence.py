@@ -1,6 +1,5 @@
 import sqlite3
 from contextlib import contextmanager
-from datetime import timedelta
 
 import pytest
 
@@ -11,8 +10,6 @@ from ragbench.dcs.key import DcsKey
 from ragbench.dcs.persistence import conversation_ids, load_conversation, save_conversation
 from ragbench.errors import DataError
 from ragbench.store import KnowledgeStore
-
-from .conftest import T0
 
 TEXTS = ["How do I fix the auth bug in the API?", "Let's design the React dashboard", "thanks!",
          "The deploy pipeline is failing on Docker", "Explain the SQL migration plan", "Build the endpoint",

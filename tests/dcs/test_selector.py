@@ -1,4 +1,3 @@
-from datetime import timedelta
 
 from ragbench.dcs.assembler import DcsContextAssembler
 from ragbench.dcs.classifier import PatternClassifier
