@@ -9,6 +9,7 @@ would send; a test checks that on a small corpus.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,7 +19,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..config import RagbenchConfig
-from ..eerag.digest import full_context
+from ..eerag.digest import full_context, truncation_digest
 from ..eerag.election import build_header, make_candidates
 from ..eerag.electors import PolicyElector
 from ..eerag.summarize import ExtractiveSummarizer
@@ -55,13 +56,17 @@ def plot_tradeoff(curve: pd.DataFrame, path: str | Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    ee = curve[curve.system == "eerag-policy"]
-    ax.plot(ee.context_tokens, ee.evidence_recall, "o-", label="EE-RAG (policy elector)")
-    for _, r in ee.iterrows():
-        ax.annotate(f"{r.threshold:g}", (r.context_tokens, r.evidence_recall), fontsize=7)
-    top = curve[curve.system.str.startswith("eerag-top")].sort_values("context_tokens")
-    if len(top):
-        ax.plot(top.context_tokens, top.evidence_recall, "^--", color="gray", label="EE-RAG, elect first n shown")
+    for system, style, label in (("eerag-policy", "o-", "EE-RAG, policy elector"),
+                                 ("eerag-policy+digest", "o:", "EE-RAG, policy elector + digest")):
+        ee = curve[curve.system == system]
+        ax.plot(ee.context_tokens, ee.evidence_recall, style, label=label)
+        for _, r in ee.iterrows():
+            ax.annotate(f"{r.threshold:g}", (r.context_tokens, r.evidence_recall), fontsize=7)
+    for suffix, style in (("", "^--"), ("+digest", "v:")):
+        top = curve[curve.system.str.match(r"eerag-top\d+" + re.escape(suffix) + "$")].sort_values("context_tokens")
+        if len(top):
+            ax.plot(top.context_tokens, top.evidence_recall, style, color="gray",
+                    label="EE-RAG, first n shown" + (" + digest" if suffix else ""))
     naive = curve[curve.system == "naive"].iloc[0]
     ax.plot([naive.context_tokens], [naive.evidence_recall], "s", color="red", label="naive top-k")
     ax.set_xlabel("context tokens per question")
@@ -126,10 +131,13 @@ def token_study(documents: Sequence[Document], queries: pd.DataFrame, qrels: pd.
             elections += [(f"eerag-top{n}", np.nan, list(range(min(n, len(cands))))) for n in top_n]
             for system, t, positions in elections:
                 chosen = [cands[i] for i in positions]
-                ctx = count_tokens(full_context([(c.number, chunks[c.hit.chunk_id]) for c in chosen])) if chosen else 0
-                rows.append({"qid": qid, "system": system, "threshold": t,
-                             "hit": float(any(c.hit.doc_id in gold for c in chosen)),
-                             "tokens": header_tokens + ctx, "elected": len(chosen)})
+                numbered_chosen = [(c.number, chunks[c.hit.chunk_id]) for c in chosen]
+                hit = float(any(c.hit.doc_id in gold for c in chosen))
+                # Standard injection (full chunks) and Layer 5's deterministic digest of the same election.
+                for suffix, render in (("", full_context), ("+digest", truncation_digest)):
+                    ctx = count_tokens(render(numbered_chosen)) if chosen else 0
+                    rows.append({"qid": qid, "system": system + suffix, "threshold": t, "hit": hit,
+                                 "tokens": header_tokens + ctx, "elected": len(chosen)})
     per_query = pd.DataFrame(rows)
     curve = (per_query.groupby(["system", "threshold"], dropna=False)
              .agg(evidence_recall=("hit", "mean"), context_tokens=("tokens", "mean"), elected=("elected", "mean"),
