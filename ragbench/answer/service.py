@@ -22,6 +22,7 @@ from ..llm.context import REFUSAL_MESSAGE, Passage, rag_meta
 from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace
 from .acl import PrincipalRegistry, post_filter
+from .answerability import AnswerabilityReport, PermittedTermWeights, assess
 from .budget import AnswerLog, BudgetLedger
 from .citations import Citation, build_citations
 from .grounding import SentenceSupport, verify
@@ -32,8 +33,8 @@ log = logging.getLogger(__name__)
 SYSTEM_INSTRUCTION = ("You answer questions about the company's documents using only the numbered context "
                       "passages you are given, and you cite them with their [n] markers.")
 
-REFUSAL_REASONS = ("insufficient-retrieval", "insufficient-grounding", "model-refused", "empty-answer",
-                   "model-error")
+REFUSAL_REASONS = ("insufficient-retrieval", "insufficient-grounding", "unanswerable-question", "model-refused",
+                   "empty-answer", "model-error")
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class Answer:
     context_chunk_ids: tuple[str, ...] = ()
     sentences: tuple[SentenceSupport, ...] = field(default=(), repr=False)
     error: str | None = None
+    answerability: AnswerabilityReport | None = field(default=None, repr=False)
 
     @property
     def cited_doc_ids(self) -> list[str]:
@@ -111,6 +113,7 @@ class AnsweringService:
         self.tenant = tenant
         self._prompts: PromptRegistry | None = None
         self._answer_log: AnswerLog | None = None
+        self._term_weights: PermittedTermWeights | None = None
 
     # ------------------------------------------------------------------------------------------ parts
 
@@ -134,7 +137,7 @@ class AnsweringService:
         c = self.cfg
         if c.top_k < 1 or c.candidate_k < 1:
             raise ConfigError(f"answer.top_k and answer.candidate_k must be ≥ 1, found {c.top_k}, {c.candidate_k}.")
-        for name in ("min_support_sentence", "min_support_ratio"):
+        for name in ("min_support_sentence", "min_support_ratio", "answerability_min_coverage"):
             if not 0.0 <= getattr(c, name) <= 1.0:
                 raise ConfigError(f"answer.{name} must be in [0, 1], found {getattr(c, name)}.")
         if c.grounding == "embedding" and self.embedder is None:
@@ -232,11 +235,29 @@ class AnsweringService:
                                                            context_tokens, hits, sentences=report.sentences,
                                                            **tokens))
         citations = build_citations(text, hits, report)
+        check = self.answerability(question, asked, report, citations, who)
+        if check is not None and not check.answerable:
+            refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
+                                    sentences=report.sentences, **tokens)
+            return self._finish(who, tenant, replace(refusal, answerability=check))
         result = Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
                         support_ratio=report.support_ratio, citations=tuple(citations),
                         context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
-                        sentences=report.sentences, **tokens, **base)
+                        sentences=report.sentences, answerability=check, **tokens, **base)
         return self._finish(who, tenant, result)
+
+    def answerability(self, question: str, query: str, report: Any, citations: Sequence[Citation],
+                      who: Principal) -> AnswerabilityReport | None:
+        """Does the grounded reply answer the question? (``None`` when ``answer.answerability`` is off.)"""
+        if not self.cfg.answerability:
+            return None
+        if self._term_weights is None:
+            self._term_weights = PermittedTermWeights(self.store)
+        sentences = [s.sentence.text for s in report.sentences]
+        titles = list(dict.fromkeys(c.title for c in citations if c.title))
+        return assess(question.strip(), query, sentences, titles, self._term_weights.for_principal(who),
+                      self.embedder, self.cfg.answerability_min_coverage, self.cfg.answerability_min_similarity,
+                      self.cfg.answerability_types)
 
     def _refusal(self, base: dict[str, Any], reason: str, ratio: float, context_tokens: int, hits: Sequence[Hit],
                  sentences: tuple[SentenceSupport, ...] = (), error: str | None = None, prompt_tokens: int = 0,

@@ -9,7 +9,9 @@ It restates the Enterprise source's ``TemplateChatModel`` (seed-behaviour 3.7) w
 * sentences scoring below ``sentence_ratio`` × the best sentence are dropped, duplicates from overlapping chunks
   are merged, and citation markers inside document text are removed, so a document cannot forge a citation;
 * passages carrying prompt-injection text are quarantined (never quoted), and an optional embedder adds the
-  question–sentence cosine to the lexical overlap, so paraphrased questions find their sentence.
+  question–sentence cosine to the lexical overlap, so paraphrased questions find their sentence;
+* Markdown headings and FAQ questions are never quoted, and sentences lacking the kind of answer the question asks
+  for (a number for "how many", a role for "who", money for "how much … cost") score × ``type_penalty``.
 """
 from __future__ import annotations
 
@@ -38,6 +40,87 @@ INJECTION = re.compile(
     r"|\byou\s+are\s+now\s+(?:in|a|an)\b", re.IGNORECASE)
 
 
+# ------------------------------------------------------------------------------------------ answer types
+# What kind of answer a question asks for, from its question words (a generic English lexicon, not tuned to any
+# corpus). The extractive model prefers sentences holding an answer of that kind; the answering service's
+# answerability check refuses a reply that holds none (ragbench.answer.answerability).
+
+PERSON, MONEY, PERCENT, NUMBER, TIME = "person", "money", "percent", "number", "time"
+ANSWER_TYPES = (PERSON, MONEY, PERCENT, NUMBER, TIME)
+
+_Q_LEAD = r"^(?:(?:and|but|so|then|also|ok|okay)\b[\s,]*)*"
+_WHO = re.compile(_Q_LEAD + r"(?:who|whom|whose)\b|\bname of\b", re.IGNORECASE)
+_HOW_MUCH = re.compile(_Q_LEAD + r"how\s+much\b", re.IGNORECASE)
+_HOW_NUMBER = re.compile(r"\bhow\s+(?:many|long|often|far|soon|quickly|fast|old|frequently|big|large|high|low)\b"
+                         r"|\b(?:minimum|maximum|number\s+of)\b", re.IGNORECASE)
+_WHAT = re.compile(_Q_LEAD + r"(?:what|which)\b", re.IGNORECASE)
+_PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
+_WHEN = re.compile(_Q_LEAD + r"(?:when|by\s+when)\b|\bwhat\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
+#: Nouns whose value is an amount of money.
+MONEY_WORDS: frozenset[str] = frozenset(
+    """salary salaries pay wage wages cost costs price prices fee fees charge charges revenue revenues turnover
+    profit profits budget budgets bonus bonuses valuation worth spend spending income earnings remuneration
+    compensation bill bills invoice allowance""".split())
+#: Nouns that name a role, a body of people or a desk (the answer to a *who* question).
+ROLE_WORDS: frozenset[str] = frozenset(
+    """manager managers director directors officer officers controller head lead leader leaders team teams
+    committee board desk executive executives owner owners administrator administrators admin chair chairman
+    chairwoman chairperson counsel ceo cfo coo cto cio ciso hr department supervisor supervisors secretary
+    commander president vp coordinator representative representatives agent agents specialist analyst auditor
+    auditors inspector clerk steward partner partners engineer engineers founder employer mr mrs ms dr
+    receptionist reception""".split())
+_CURRENCY = re.compile(r"[£$€¥₹]|\b(?:pounds?|dollars?|euros?|gbp|usd|eur|pence|yen)\b", re.IGNORECASE)
+_PERCENT = re.compile(r"%|\bper\s*cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
+_NUMBER_WORDS = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty"
+    r"|sixty|hundred|thousand|million|billion|half|twice|once|double|dozen|daily|weekly|fortnightly|monthly"
+    r"|quarterly|annually|yearly|hourly)\b", re.IGNORECASE)
+_TIME_WORDS = re.compile(
+    r"\d|\b(?:january|february|march|april|june|july|august|september|october|november|december|monday"
+    r"|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|weekday|weekdays|morning|afternoon|evening"
+    r"|noon|midday|midnight|tonight|today|tomorrow|yesterday|immediately|daily|weekly|monthly|annually|yearly"
+    r"|years?|months?|weeks?|days?|hours?|minutes?|spring|summer|autumn|winter)\b",
+    re.IGNORECASE)  # "may" is left out: far more often the verb than the month
+_CONDITION = re.compile(r"\b(?:when|whenever|if|once|as soon as|before|after|until|within)\b", re.IGNORECASE)
+
+
+def expected_type(question: str) -> str | None:
+    """The kind of answer ``question`` asks for (one of :data:`ANSWER_TYPES`) or ``None`` when it is open."""
+    q = question.strip()
+    if _WHO.search(q):
+        return PERSON
+    words = set(tokenize(q))
+    if _HOW_MUCH.search(q):
+        return MONEY if words & MONEY_WORDS else NUMBER
+    if _HOW_NUMBER.search(q):
+        return NUMBER
+    if _PERCENT_Q.search(q):
+        return PERCENT
+    if words & MONEY_WORDS and _WHAT.search(q):
+        return MONEY
+    if _WHEN.search(q):
+        return TIME
+    return None
+
+
+def has_type(text: str, kind: str | None, question: str = "") -> bool:
+    """True when ``text`` contains an answer of ``kind``; a role counts for *who* only when the question does
+    not already name it."""
+    if kind is None:
+        return True
+    if kind == PERSON:
+        return bool((set(tokenize(text)) & ROLE_WORDS) - set(tokenize(question)))
+    if kind == MONEY:
+        return bool(_CURRENCY.search(text))
+    if kind == PERCENT:
+        return bool(_PERCENT.search(text))
+    if kind == NUMBER:
+        return bool(_NUMBER_WORDS.search(text))
+    if kind == TIME:  # "when must reviewers add security?" is answered by a condition ("when a change …")
+        return bool(_TIME_WORDS.search(text) or _CONDITION.search(text))
+    raise ConfigError(f"unknown answer type {kind!r}; expected one of {list(ANSWER_TYPES)}.")
+
+
 def is_injection(text: str) -> bool:
     """True when ``text`` contains instructions addressed to an AI model (prompt injection)."""
     return bool(INJECTION.search(text))
@@ -50,6 +133,19 @@ def clean_sentence(sentence: str) -> str:
     while prev != s:
         prev, s = s, _LEAD.sub("", s).strip()
     return s
+
+
+_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+#: A bold run-in heading at the start of a paragraph or line: "**Limits.** The standard card …".
+_RUN_IN = re.compile(r"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?[.!?:])\*\*")
+
+
+def headings(text: str) -> set[str]:
+    """Lower-cased, cleaned Markdown headings of ``text``: ``#`` lines and short bold run-in headings (≤ 8
+    words) that open a paragraph."""
+    out = {clean_sentence(m.group(1)).lower() for m in _HEADING_LINE.finditer(text)}
+    out |= {clean_sentence(m.group(1)).lower() for m in _RUN_IN.finditer(text) if len(m.group(1).split()) <= 8}
+    return out
 
 
 @dataclass(frozen=True)
@@ -70,12 +166,15 @@ class ExtractiveChatModel(ChatModel):
     ``(r + 0.05) × (0.4 + 0.6 × passage score / best score)``. Sentences need ``r ≥ min_relevance`` (and a
     positive ``r``) and ``min_sentence_tokens`` content words; at most ``max_sentences`` sentences scoring ≥
     ``sentence_ratio`` × the best are emitted in context order. Passages that carry prompt-injection text
-    (instructions addressed to an AI) are never quoted.
+    (instructions addressed to an AI) are never quoted; with ``skip_headings`` neither are headings nor sentences
+    ending in "?"; a sentence without an answer of the question's :func:`expected_type` has its score multiplied
+    by ``type_penalty`` (1 switches that off).
     """
 
-    def __init__(self, max_passages: int = 3, passage_ratio: float = 0.35, max_sentences: int = 3,
+    def __init__(self, max_passages: int = 5, passage_ratio: float = 0.35, max_sentences: int = 3,
                  sentence_ratio: float = 0.5, min_relevance: float = 0.0, embedder: Any = None,
-                 semantic_weight: float = 1.0, min_sentence_tokens: int = 2, model_id: str | None = None) -> None:
+                 semantic_weight: float = 1.0, min_sentence_tokens: int = 2, model_id: str | None = None,
+                 type_penalty: float = 0.5, skip_headings: bool = True) -> None:
         self.max_passages = max_passages
         self.passage_ratio = passage_ratio
         self.max_sentences = max_sentences
@@ -85,6 +184,8 @@ class ExtractiveChatModel(ChatModel):
         self.semantic_weight = semantic_weight
         self.min_sentence_tokens = min_sentence_tokens
         self._model_id = model_id
+        self.type_penalty = type_penalty
+        self.skip_headings = skip_headings
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
@@ -99,7 +200,7 @@ class ExtractiveChatModel(ChatModel):
             raise ConfigError(f"max_passages, max_sentences and min_sentence_tokens must be ≥ 1, found "
                               f"{self.max_passages}, {self.max_sentences}, {self.min_sentence_tokens}. "
                               "Fix: pass positive integers.")
-        for name in ("passage_ratio", "sentence_ratio"):
+        for name in ("passage_ratio", "sentence_ratio", "type_penalty"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ConfigError(f"{name} must be in [0, 1], found {v}. Fix: pass a fraction.")
@@ -136,14 +237,22 @@ class ExtractiveChatModel(ChatModel):
         if not kept or not (q or self.embedder is not None):
             return REFUSAL_MESSAGE
         top = best if best > 0 else 1.0
+        kind = expected_type(question) if self.type_penalty < 1.0 else None
         rows: list[tuple[Passage, int, str, float]] = []
         for i in kept:
             p = passages[i]
             weight = 0.4 + 0.6 * max(p.score, 0.0) / top if best > 0 else 1.0
+            skip = headings(p.text) if self.skip_headings else set()
             for j, sentence in enumerate(split_answer_sentences(_MARKUP.sub("", strip_markers(p.text)))):
                 sentence = clean_sentence(sentence)
+                if self.skip_headings and (sentence.lower() in skip or sentence.endswith("?")):
+                    continue  # a heading or a question (FAQ) never answers anything by itself
                 if len(tokenize(sentence, stopwords=True)) >= self.min_sentence_tokens:
-                    rows.append((p, j, sentence, weight))
+                    if kind is not None and not has_type(sentence, kind, question):
+                        weight_here = weight * self.type_penalty  # e.g. no number for "how many …?"
+                    else:
+                        weight_here = weight
+                    rows.append((p, j, sentence, weight_here))
         if not rows:
             return REFUSAL_MESSAGE
         cos = self._cosines(question, [r[2] for r in rows])

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+
+import pytest
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -62,7 +65,13 @@ def test_injected_instructions_fake_markers_and_fake_acl_claims_change_nothing()
     assert {store.get_chunk(c).doc_id for c in a.context_chunk_ids} == {"inject", "forum"}
     assert "ignore previous instructions" not in a.answer.lower()
     assert {c.doc_id for c in a.citations} <= {"forum"}
-    assert a.answer == "Forum: the CEO incentive pool question was asked here. [2]"
+    # The reader quotes the forum sentence (grounded, on topic), but it does not say what the pool or the target
+    # is: the answerability check refuses it. Coverage over the two readable documents (N = 2): ceo, incentive and
+    # pool are in both (ln(3/2.5) each), acquisition and target in neither (ln(3/0.5) each); no embedder.
+    assert rec.inner.complete(rec.calls[0]).text == "Forum: the CEO incentive pool question was asked here. [2]"
+    assert (a.refused, a.refusal_reason) == (True, "unanswerable-question")
+    low, high = math.log(3 / 2.5), math.log(3 / 0.5)
+    assert a.answerability.coverage == pytest.approx(3 * low / (3 * low + 2 * high))
 
 
 # ------------------------------------------------------------------------------------------------ property

@@ -1,0 +1,177 @@
+"""The answerability check: salient terms, permitted-corpus IDF, coverage, answer types, the verdict, and the
+service's ``unanswerable-question`` refusal — all on hand-made texts with hand-computed values."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ragbench.answer import AnsweringService, PrincipalRegistry
+from ragbench.answer.answerability import (PermittedTermWeights, TermWeights, assess, coverage, expected_type,
+                                           has_type, salient_terms, stem, term_set)
+from ragbench.config import AnswerConfig
+from ragbench.errors import ConfigError
+from ragbench.llm import REFUSAL_MESSAGE, ExtractiveChatModel
+from ragbench.schema import Acl, Document, Principal
+
+from .helpers import FixedModel, bm25_for, make_store
+
+OFFICE = "Staff may work from the office on any weekday. The office opens at 08:00."
+PETS = "Staff may bring a calm dog to the office on Fridays."
+SECRET = "The zebraquartz bonus pool is 2 million pounds."
+DOCS = [Document("office", OFFICE, "Office rules", acl=Acl.make([], [], "Public")),
+        Document("pets", PETS, "Pets at work", acl=Acl.make(["employee"], [], "Internal")),
+        Document("bonus", SECRET, "Board bonus", acl=Acl.make(["board"], [], "Restricted"))]
+STAFF = Principal.make("staff", ["employee"], [], "Internal")
+GUEST = Principal.make("guest", ["guest"], [], "Public")
+
+
+def test_stem_and_salient_terms():
+    assert [stem(w) for w in ("approves", "approved", "policies", "reconciles", "days", "2024", "bus")] == \
+        ["approv", "approv", "policy", "reconcil", "day", "2024", "bus"]
+    assert stem("approve") == stem("approving") == "approv" and stem("processes") == stem("process") == "process"
+    # Stop words and question words ("can", "my", "how", "many") go; order of first appearance stays.
+    assert salient_terms("Can I bring my dog to the office? How many dogs?") == ["bring", "dog", "offic"]
+    assert salient_terms("How many?") == []
+    assert term_set("Dogs are welcome.") == {"dog", "welcom"}
+
+
+def test_term_weights_and_coverage_exact():
+    w = TermWeights.from_texts([OFFICE, PETS])  # N = 2
+    assert w.n_docs == 2 and w.df["offic"] == 2 and w.df["dog"] == 1
+    assert w("offic") == pytest.approx(math.log(3 / 2.5))
+    assert w("dog") == pytest.approx(math.log(3 / 1.5))
+    assert w("unicorn") == pytest.approx(math.log(3 / 0.5))
+    terms = salient_terms("Can I bring my dog to the office?")  # bring (df 1), dog (1), office (2)
+    wb, wd, wo = math.log(2), math.log(2), math.log(1.2)
+    assert coverage(terms, term_set(OFFICE), w) == pytest.approx(wo / (wb + wd + wo))  # 0.1162
+    assert coverage(terms, term_set("A dog in the office."), w) == pytest.approx((wd + wo) / (wb + wd + wo))
+    assert coverage(terms, term_set(PETS), w) == 1.0
+    assert coverage([], set(), w) == 1.0
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("Who approves a refund?", "person"),
+    ("And whom do I tell?", "person"),
+    ("What is the name of the chief executive?", "person"),
+    ("How much does the canteen charge for lunch?", "money"),
+    ("How much leave do I get?", "number"),
+    ("How long are logs kept?", "number"),
+    ("What is the minimum password length?", "number"),
+    ("What commission rate applies?", "percent"),
+    ("What is the salary band for L4?", "money"),
+    ("Tell me about the budget process", None),
+    ("When is the summer party?", "time"),
+    ("What time does the office open?", "time"),
+    ("Can I bring my dog?", None),
+])
+def test_expected_type(question, kind):
+    assert expected_type(question) == kind
+
+
+def test_has_type():
+    assert has_type("Approved by the Financial Controller.", "person", "Who approves cards?")
+    assert not has_type("A purchase order must be approved.", "person", "Who approves?")
+    # A role the question already names is not an answer to it.
+    assert not has_type("The manager decides.", "person", "Who replaces the manager?")
+    assert has_type("Lunch is £4.50.", "money") and not has_type("Lunch is 92 per cent organic.", "money")
+    assert has_type("Up to 12 per cent.", "percent") and has_type("Rate: 5%.", "percent")
+    assert has_type("Twice a year.", "number") and not has_type("Ask your manager.", "number")
+    assert has_type("In April.", "time") and has_type("Add them when a change touches secrets.", "time")
+    assert has_type("Anything at all.", None)
+    with pytest.raises(ConfigError):
+        has_type("x", "colour")
+
+
+class TwoAxes:
+    """Exact cosines: texts with a 'dog' word point to axis 0, texts with 'office'/'weekday' to axis 1 (both:
+    the normalised diagonal), anything else to axis 2."""
+
+    model_id = "two-axes"
+    dim = 3
+
+    def embed(self, texts, show_progress=False):
+        out = np.zeros((len(texts), 3), dtype=np.float32)
+        for i, t in enumerate(texts):
+            words = set(t.lower().replace("?", " ").replace(".", " ").split())
+            out[i, 0] = float(bool(words & {"dog", "dogs"}))
+            out[i, 1] = float(bool(words & {"office", "weekday"}))
+            if not out[i].any():
+                out[i, 2] = 1.0
+            out[i] /= np.linalg.norm(out[i])
+        return out
+
+
+def test_assess_verdicts_and_reasons():
+    w = TermWeights.from_texts([OFFICE, PETS])
+    q = "Can I bring my dog to the office?"
+    wb, wd, wo = math.log(2), math.log(2), math.log(1.2)
+    # Related-topic sentence: coverage wo/(wb+wd+wo) = 0.1162, cosine 1/√2 = 0.7071 < 0.75 → refused.
+    r = assess(q, q, ["Staff may work from the office on any weekday."], ["Office rules"], w, TwoAxes(),
+               min_coverage=0.5, min_similarity=0.75)
+    assert (r.answerable, r.expected_type, r.type_found) == (False, None, True)
+    assert r.coverage == pytest.approx(wo / (wb + wd + wo)) and r.similarity == pytest.approx(2 ** -0.5)
+    assert r.reason == "coverage 0.12 < 0.5 and similarity 0.71 < 0.75"
+    # A paraphrase that shares only "office" but points the same way (cosine 1.0) is answerable on similarity.
+    ok = assess(q, q, ["Dogs can come to the office."], [], w, TwoAxes(), min_coverage=0.6, min_similarity=0.75)
+    assert ok.answerable and ok.similarity == pytest.approx(1.0)
+    assert ok.coverage == pytest.approx((wd + wo) / (wb + wd + wo))  # "dogs" meets "dog"; "come" is no term
+    assert assess(q, q, [PETS], [], w, None, 0.5, 0.75).coverage == 1.0
+    # Without an embedder only coverage counts; the document title counts as covered text.
+    assert assess(q, q, ["Bring it along."], ["Dogs in the office"], w, None, 0.5, 0.75).answerable
+    # The answer type comes from the question as typed; the query only feeds coverage and similarity.
+    who = assess("Who opens the office?", "Who opens the office?", ["The office opens at 08:00."], [], w, None,
+                 0.0, 0.0)
+    assert (who.answerable, who.expected_type, who.type_found, who.reason) == \
+        (False, "person", False, "no person in the answer")
+    assert assess("Who opens the office?", "x", ["The office opens at 08:00."], [], w, None, 0.0, 0.0,
+                  check_type=False).answerable
+    assert assess(q, q, ["  "], [], w).reason == "no answer sentences"
+
+
+def test_permitted_weights_count_only_readable_documents_and_follow_changes():
+    store = make_store(DOCS)
+    weights = PermittedTermWeights(store)
+    guest, staff = weights.for_principal(GUEST), weights.for_principal(STAFF)
+    assert (guest.n_docs, staff.n_docs) == (1, 2)
+    # The Restricted document's words count for nobody here: "zebraquartz" weighs as an unseen term.
+    assert guest("zebraquartz") == pytest.approx(math.log(2 / 0.5)) and "zebraquartz" not in staff.df
+    assert staff.df["dog"] == 1 and "dog" not in guest.df
+    assert weights.for_principal(STAFF) is staff  # cached
+    store.delete_document("pets")
+    assert weights.for_principal(STAFF).n_docs == 1  # the store changed: recounted
+
+
+def _service(store, model, **cfg):
+    return AnsweringService(store, bm25_for(store), model, AnswerConfig(**cfg),
+                            principals=PrincipalRegistry([STAFF, GUEST]))
+
+
+def test_service_refuses_an_answer_that_does_not_address_the_question():
+    store = make_store(DOCS)
+    # The guest may read only the office rules; BM25 finds them via "office"; the reply is grounded but off-topic.
+    a = _service(store, ExtractiveChatModel()).answer("Can I bring my dog to the office?", "guest")
+    assert (a.refused, a.refusal_reason, a.answer, a.citations) == \
+        (True, "unanswerable-question", REFUSAL_MESSAGE, ())
+    # N = 1 readable document: bring and dog unseen (ln 4 each), office in it (ln(2 / 1.5)); only office covered.
+    assert a.support_ratio == 1.0 and a.answerability.coverage == pytest.approx(math.log(2 / 1.5) / (
+        2 * math.log(4) + math.log(2 / 1.5)))
+    # The employee may read the pets rule, which covers bring, dog and office: answered and cited.
+    b = _service(store, ExtractiveChatModel()).answer("Can I bring my dog to the office?", "staff")
+    assert not b.refused and [c.doc_id for c in b.citations] == ["pets"]
+    assert b.answer == "Staff may bring a calm dog to the office on Fridays. [1]" and b.answerability.coverage == 1.0
+    # Switched off, the off-topic reply goes out as before.
+    off = _service(store, ExtractiveChatModel(), answerability=False).answer("Can I bring my dog to the office?",
+                                                                            "guest")
+    assert not off.refused and off.answerability is None and [c.doc_id for c in off.citations] == ["office"]
+
+
+def test_service_type_check_and_config_errors():
+    store = make_store(DOCS)
+    # A grounded sentence without any role cannot answer "who".
+    a = _service(store, FixedModel("The office opens at 08:00 [1].")).answer("Who opens the office?", "guest")
+    assert (a.refused, a.refusal_reason, a.answerability.reason) == \
+        (True, "unanswerable-question", "no person in the answer")
+    with pytest.raises(ConfigError, match="answerability_min_coverage"):
+        _service(store, ExtractiveChatModel(), answerability_min_coverage=1.5).answer("Office?", "guest")

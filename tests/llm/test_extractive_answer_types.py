@@ -1,0 +1,55 @@
+"""ExtractiveChatModel reading: headings and FAQ questions are never quoted; sentences holding the kind of answer
+the question asks for (a number, a role, money) are preferred."""
+from __future__ import annotations
+
+import pytest
+
+from ragbench.errors import ConfigError
+from ragbench.llm import ExtractiveChatModel, Passage, rag_meta
+from ragbench.llm.extractive import headings
+from ragbench.schema import Message
+
+CARDS = ("# Corporate payment cards\n\n**Who can have one.** Requests are approved by the Financial Controller.\n\n"
+         "**Limits.** The standard card has a single-transaction limit of £1,500.")
+FAQ = "## Delivery slots\n\nHow do suppliers book a delivery slot?\nSuppliers book a slot 48 hours ahead in the portal."
+
+
+def ask(model: ExtractiveChatModel, question: str, passages: list[Passage]) -> str:
+    return model.complete([Message("user", "prompt", rag_meta(question, passages))]).text
+
+
+def test_headings_found():
+    assert headings(CARDS) == {"corporate payment cards", "who can have one.", "limits."}
+    assert headings(FAQ) == {"delivery slots"}
+    # A long bold sentence is emphasis, not a heading.
+    assert headings("**Never share your password with anyone, including the service desk staff.** Ok.") == set()
+
+
+def test_headings_and_questions_are_not_answers():
+    # "Corporate payment cards" shares 3 words with the question; the heading is skipped, the answer kept.
+    out = ask(ExtractiveChatModel(), "Who approves requests for corporate payment cards?", [Passage(1, CARDS, 1.0)])
+    assert out == "Requests are approved by the Financial Controller. [1]"
+    # The FAQ line repeats the question word for word; the sentence after it is the answer.
+    assert ask(ExtractiveChatModel(), "How do suppliers book a delivery slot?", [Passage(1, FAQ, 1.0)]) == \
+        "Suppliers book a slot 48 hours ahead in the portal. [1]"
+    # With skipping off the heading is quoted again: overlap 3/5 → (0.6 + 0.05) × 0.5 (no role) = 0.325 beats the
+    # answer's (0.2 + 0.05) × 1 = 0.25, which still clears the 0.5 × 0.325 floor.
+    assert ask(ExtractiveChatModel(skip_headings=False), "Who approves requests for corporate payment cards?",
+               [Passage(1, CARDS, 1.0)]) == \
+        "Corporate payment cards. [1] Requests are approved by the Financial Controller. [1]"
+
+
+def test_sentences_with_the_asked_for_kind_are_preferred():
+    text = "The card limit policy is reviewed by finance. The card limit is 1,500 pounds."
+    # Overlap {card, limit} is 2/2 for both; the first has no currency → score × 0.5, below 0.7 × the second.
+    q = "What is the card limit?"
+    assert ask(ExtractiveChatModel(sentence_ratio=0.7), q, [Passage(1, text, 1.0)]) == \
+        "The card limit policy is reviewed by finance. [1] The card limit is 1,500 pounds. [1]"  # no type asked
+    q = "How much money is the card limit?"  # "how much" + no money noun → a number is asked for
+    assert ask(ExtractiveChatModel(sentence_ratio=0.7), q, [Passage(1, text, 1.0)]) == \
+        "The card limit is 1,500 pounds. [1]"
+    # type_penalty = 1 switches the preference off.
+    assert ask(ExtractiveChatModel(sentence_ratio=0.7, type_penalty=1.0), q, [Passage(1, text, 1.0)]) == \
+        "The card limit policy is reviewed by finance. [1] The card limit is 1,500 pounds. [1]"
+    with pytest.raises(ConfigError):
+        ExtractiveChatModel(type_penalty=1.5).complete([Message("user", "q", rag_meta(q, [Passage(1, text, 1.0)]))])
