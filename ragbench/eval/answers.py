@@ -8,7 +8,9 @@ refusal accuracy are the definitions of :mod:`ragbench.eval.metrics` (``evaluate
   result: as a citation, as a context chunk, by id in the answer JSON, or by *distinctive text* (a 6-word
   shingle of the forbidden document or its title that occurs in no document the asker may read) in the answer,
   the citations or the prompt sent to the model (captured with :class:`~ragbench.llm.recording.RecordingChatModel`);
-* ``FactInAnswer`` — the golden ``answer_fact`` occurs in the answer (case-insensitive), for answered questions.
+* ``FactInAnswer`` — the golden ``answer_fact`` occurs in the answer (case-insensitive), for answered questions;
+* ``SecretInAnswer`` — for ``refuse-acl`` questions, whose ``answer_fact`` is the secret the asker may not read:
+  1 when it occurs in the reply (refused or not) or in a citation's title, else 0. Must stay 0.
 
 Results are reported overall, per principal and per slice (question tag).
 """
@@ -31,12 +33,13 @@ from .metrics import AnswerGold, evaluate_answers
 #: (the mode that finds paraphrases, docs/answers.md). ``answer.min_retrieval_score`` is on the retriever's own
 #: scale, so cosine modes get their own refusal threshold (RRF and BM25 keep the source's 0.02).
 ANSWER_OVERRIDES: dict[str, Any] = {"chunking.strategy": "sentences"}
-MODE_OVERRIDES: dict[str, dict[str, Any]] = {"dense": {"answer.min_retrieval_score": 0.35},
-                                             "lsh": {"answer.min_retrieval_score": 0.35}}
+MODE_OVERRIDES: dict[str, dict[str, Any]] = {"dense": {"answer.min_retrieval_score": 0.28},
+                                             "lsh": {"answer.min_retrieval_score": 0.28}}
 ANSWER_MODE = "dense"
 SHINGLE = 6
 LEAKED_DOCS = "LeakedDocs"
 FACT_IN_ANSWER = "FactInAnswer"
+SECRET_IN_ANSWER = "SecretInAnswer"
 
 
 def answer_config(cfg: RagbenchConfig | None = None, mode: str | None = None) -> RagbenchConfig:
@@ -204,6 +207,9 @@ def score_answers(system: str, golden: Any, answers: Mapping[str, Any], prompts:
         if q.answer_fact and not q.should_refuse and not a.refused:
             fact = float(q.answer_fact.casefold() in a.answer.casefold())
         extra.append((q.qid, FACT_IN_ANSWER, fact))
+        if q.tag == "refuse-acl" and q.answer_fact:
+            shown = " ".join([a.answer, *(c.title for c in getattr(a, "citations", ()))]).casefold()
+            extra.append((q.qid, SECRET_IN_ANSWER, float(q.answer_fact.casefold() in shown)))
     per_q = pd.concat([per_q, pd.DataFrame(extra, columns=["qid", "measure", "value"])], ignore_index=True)
     by_qid = {q.qid: q for q in questions}
     per_q.insert(0, "system", system)

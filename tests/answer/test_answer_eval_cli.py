@@ -11,8 +11,8 @@ import pytest
 from ragbench.answer.citations import Citation
 from ragbench.answer.service import Answer
 from ragbench.config import RagbenchConfig, with_overrides
-from ragbench.eval.answers import (LEAKED_DOCS, LeakChecker, answer_config, evaluate_golden_answers,
-                                   golden_answer_systems)
+from ragbench.eval.answers import (LEAKED_DOCS, SECRET_IN_ANSWER, LeakChecker, answer_config,
+                                   evaluate_golden_answers, golden_answer_systems)
 from ragbench.eval.golden import load_golden
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +50,9 @@ def test_golden_evaluation_bm25_has_no_leaks_and_reports_groups(golden):
     assert len(ev.answers) == len(golden.questions) == 74
     overall = ev.overall().loc["extractive-v1/bm25"]
     assert overall[LEAKED_DOCS] == 0.0
+    # The refuse-acl secrets never reach a reply: one SecretInAnswer value per refuse-acl question, all 0.
+    secret = ev.per_query[ev.per_query["measure"] == SECRET_IN_ANSWER]
+    assert len(secret) == 8 and secret["value"].sum() == 0.0 and set(secret["slice"]) == {"refuse-acl"}
     assert 0.0 <= overall["RefusalAccuracy"] <= 1.0 and 0.0 <= overall["CitationPrecision"] <= 1.0
     groups = set(ev.summary["group"])
     assert {"all", "principal:eval-guest", "slice:paraphrase", "slice:refuse-acl"} <= groups
