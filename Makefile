@@ -23,7 +23,7 @@ install: $(VENV)/.installed
 ## demo: install, then run the main job (golden evaluation of every system, logged to MLflow under mlruns/)
 demo: install
 	$(BIN)/ragbench eval golden
-	$(BIN)/papermill -q notebooks/01_golden_eval.ipynb notebooks/runs/01_golden_eval.ipynb --cwd notebooks
+	$(BIN)/papermill --no-progress-bar notebooks/01_golden_eval.ipynb notebooks/runs/01_golden_eval.ipynb --cwd notebooks
 
 ## test: install with the dev extras, then run the default (fast) suite
 test: install
