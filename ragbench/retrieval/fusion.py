@@ -46,10 +46,20 @@ def rrf(rankings: Sequence[Sequence[str]], k: float = 60) -> dict[str, float]:
 
 
 def lexical_rerank(query: str, fused: Mapping[str, float], texts: Mapping[str, str],
-                   weight: float = 0.1) -> dict[str, float]:
-    """Add ``weight`` × the query-token overlap of each item's text; ordered best first (stable)."""
+                   weight: float = 0.1, token_sets: dict[str, frozenset[str]] | None = None) -> dict[str, float]:
+    """Add ``weight`` × the query-token overlap of each item's text; ordered best first (stable).
+
+    ``token_sets`` is an optional cache (id → token set without stop words), filled as items are seen."""
     q = set(tokenize(query, stopwords=True))
-    final = {d: s + weight * overlap_ratio(q, tokenize(texts.get(d, ""), stopwords=True)) for d, s in fused.items()}
+    cache = token_sets if token_sets is not None else {}
+
+    def toks(d: str) -> frozenset[str]:
+        got = cache.get(d)
+        if got is None:
+            got = cache[d] = frozenset(tokenize(texts.get(d, ""), stopwords=True))
+        return got
+
+    final = {d: s + weight * overlap_ratio(q, toks(d)) for d, s in fused.items()}
     order = sorted(final, key=lambda d: -final[d])
     return {d: final[d] for d in order}
 
@@ -72,6 +82,7 @@ class HybridRetriever(Retriever):
         self.rerank_weight = rerank_weight
         self.weights = weights
         self.last_candidates = 0
+        self._token_sets: dict[str, frozenset[str]] = {}  # chunk id → tokens, for the re-rank
 
     def _check_params(self) -> None:
         if isinstance(self.candidate_k, bool) or not isinstance(self.candidate_k, int) or self.candidate_k < 1:
@@ -88,6 +99,7 @@ class HybridRetriever(Retriever):
         """Index both parts; ``vectors`` (precomputed chunk embeddings) go to the dense part."""
         self._check_params()
         chunks = list(chunks)
+        self._token_sets = {}
         self.keyword.index(chunks, acls, titles, show_progress=show_progress)
         if vectors is not None:
             self.dense.index(chunks, acls, titles, show_progress=show_progress, vectors=vectors)  # type: ignore[call-arg]
@@ -109,7 +121,8 @@ class HybridRetriever(Retriever):
         self.last_candidates = len(by_id)
         fused = weighted_rrf([[h.chunk_id for h in kw], [h.chunk_id for h in dn]], self.weights, self.rrf_k)
         if self.rerank:
-            fused = lexical_rerank(query, fused, {i: h.text for i, h in by_id.items()}, self.rerank_weight)
+            fused = lexical_rerank(query, fused, {i: h.text for i, h in by_id.items()}, self.rerank_weight,
+                                   self._token_sets)
         out: list[Hit] = []
         for rank, (cid, score) in enumerate(list(fused.items())[:k]):
             h = by_id[cid]

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..schema import Principal
 from .base import Embedder
-from .dense import DenseRetriever
+from .dense import DenseRetriever, matvec
 
 
 class LshRetriever(DenseRetriever):
@@ -133,4 +133,4 @@ class LshRetriever(DenseRetriever):
             cand &= mask
         rows = np.flatnonzero(cand)
         self.last_candidates_scored = len(rows) / len(self.table) if len(self.table) else 0.0
-        return rows, self.vectors[rows] @ qvec
+        return rows, matvec(self.vectors[rows], qvec)
