@@ -45,14 +45,15 @@ def token_spans(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group(0).lower()) for m in _TOKEN.finditer(text)]
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Contiguous spans that end right after ``.``, ``!``, ``?`` or ``\\n``; the remainder is a span too.
+def sentence_spans(text: str, ends: re.Pattern[str] = _SENT_END) -> list[tuple[int, int]]:
+    """Contiguous spans that end right after a match of ``ends`` (default: ``.``, ``!``, ``?`` or ``\\n``);
+    the remainder is a span too.
 
     Spans are untrimmed and cover the whole text, so ``"".join(text[s:e] for s, e in spans) == text``.
     """
     spans: list[tuple[int, int]] = []
     start = 0
-    for m in _SENT_END.finditer(text):
+    for m in ends.finditer(text):
         spans.append((start, m.end()))
         start = m.end()
     if start < len(text):
@@ -60,9 +61,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def split_sentences(text: str) -> list[str]:
-    """Trimmed, non-empty sentences (the grounding splitter of the source)."""
-    return [s for s in (text[a:b].strip() for a, b in sentence_spans(text)) if s]
+def split_sentences(text: str, ends: re.Pattern[str] = _SENT_END) -> list[str]:
+    """Trimmed, non-empty sentences (by default the grounding splitter of the source)."""
+    return [s for s in (text[a:b].strip() for a, b in sentence_spans(text, ends)) if s]
 
 
 def sha256_text(text: str) -> str:

@@ -7,7 +7,6 @@ URL, so a source's tier is still decided by its real host name.
 """
 from __future__ import annotations
 
-import email.utils
 import logging
 import time
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import httpx
 
 from ..config import DalConfig
 from ..errors import ConfigError, NetworkError
+from ..httputil import retry_after_seconds
 
 log = logging.getLogger("ragbench.dal.http")
 
@@ -66,22 +66,6 @@ class HttpResult:
             if key.strip().lower() == "charset" and value.strip():
                 return value.strip().strip('"').lower()
         return None
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """``Retry-After`` as seconds: a number, or an HTTP date relative to ``now``."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 @dataclass

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import ModelError
 from ..schema import Message
+from ..text import sentence_spans, split_sentences
 
 #: Key of the structured context inside ``Message.meta``.
 RAG_META_KEY = "rag"
@@ -69,19 +70,12 @@ _SENT_END = re.compile(r"[.!?]+(?=\s|$)|\n")
 
 def answer_sentence_spans(text: str) -> list[tuple[int, int]]:
     """Contiguous ``[start, end)`` spans covering ``text``; each ends right after a sentence end (see above)."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for m in _SENT_END.finditer(text):
-        spans.append((start, m.end()))
-        start = m.end()
-    if start < len(text):
-        spans.append((start, len(text)))
-    return spans
+    return sentence_spans(text, _SENT_END)
 
 
 def split_answer_sentences(text: str) -> list[str]:
     """Trimmed, non-empty sentences of ``text`` by :func:`answer_sentence_spans`."""
-    return [s for s in (text[a:b].strip() for a, b in answer_sentence_spans(text)) if s]
+    return split_sentences(text, _SENT_END)
 
 
 def strip_markers(text: str) -> str:

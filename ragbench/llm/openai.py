@@ -7,7 +7,6 @@ reply that is not the expected JSON shape is a :class:`ModelError`.
 """
 from __future__ import annotations
 
-import email.utils
 import logging
 import os
 import time
@@ -16,6 +15,7 @@ from typing import Any, Callable, Sequence
 import httpx
 
 from ..errors import ConfigError, ModelError, NetworkError
+from ..httputil import retry_after_seconds
 from ..schema import Message
 from ..text import count_tokens
 from .base import ChatModel, Completion
@@ -111,7 +111,7 @@ class OpenAIChatModel(ChatModel):
                     if response.status_code not in RETRY_STATUS:
                         return response
                     last = f"HTTP {response.status_code}"
-                    retry_after = _retry_after(response.headers.get("Retry-After"))
+                    retry_after = retry_after_seconds(response.headers.get("Retry-After"))
                 if attempt + 1 < attempts:
                     delay = retry_after if retry_after is not None else self.backoff * 2 ** attempt
                     delay = min(self.max_backoff, max(0.0, delay))
@@ -154,19 +154,3 @@ class OpenAIChatModel(ChatModel):
         return Completion(text, prompt_tokens, completion_tokens, model, str(finish or "stop"))
 
 
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date); ``None`` when absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())

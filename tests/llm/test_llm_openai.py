@@ -10,7 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from ragbench.errors import ConfigError, ModelError, NetworkError
-from ragbench.llm.openai import OpenAIChatModel, _retry_after
+from ragbench.httputil import retry_after_seconds as _retry_after
+from ragbench.llm.openai import OpenAIChatModel
 from ragbench.schema import Message
 from ragbench.text import count_tokens
 
