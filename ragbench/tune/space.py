@@ -36,7 +36,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from ..config import RagbenchConfig, config_hash, field_names, from_dict, to_dict, with_overrides
+from ..config import RagbenchConfig, config_hash, field_names, flatten, from_dict, with_overrides
 from ..errors import ConfigError
 
 KINDS = ("int", "float", "choice")
@@ -124,7 +124,10 @@ class TuneSpec:
 
     def fingerprint(self) -> str:
         """Hash of what defines the study (dataset, base, space, metrics, split); resuming requires equality."""
-        payload = {"dataset": self.dataset, "objective": self.objective, "base": to_dict(self.base),
+        # The base enters as its non-default fields only, so new config fields (with defaults) keep studies resumable.
+        defaults = flatten(RagbenchConfig())
+        base = {k: v for k, v in flatten(self.base).items() if k not in defaults or defaults[k] != v}
+        payload = {"dataset": self.dataset, "objective": self.objective, "base": base,
                    "space": [p.__dict__ | {"choices": list(p.choices)} for p in self.space],
                    "metrics": list(self.metrics), "split": [self.heldout, self.split_seed, self.limit],
                    "options": dict(self.options)}

@@ -129,3 +129,12 @@ def test_load_spec_name_defaults_to_file_stem(tmp_path, tiny_beir):
     spec = load_spec(write_yaml(tmp_path / "my-exp.yaml", data))
     assert spec.name == "my-exp"
     assert spec.tuned_path == tmp_path / "tuned" / "my-exp.yaml"
+
+
+def test_fingerprint_ignores_fields_left_at_their_defaults(tmp_path):
+    base = _base(tmp_path)
+    plain = parse_spec(base).fingerprint()
+    explicit = parse_spec({**base, "base": {**base["base"], "lsh": {"tables": 10}}}).fingerprint()  # 10 = default
+    assert plain == explicit
+    assert parse_spec({**base, "base": {**base["base"], "lsh": {"tables": 11}}}).fingerprint() != plain
+    assert parse_spec({**base, "split": {"heldout": 0.4, "seed": 1}}).fingerprint() != plain
