@@ -85,6 +85,9 @@ class FusionConfig:
     rerank: bool = False
     rerank_weight: float = 0.1
     dense_part: str = "dense"  # the hybrid's vector half: dense (exact) or lsh
+    #: Query-adaptive fusion: the keyword weight is scaled by (coverage of the query's content words by the best
+    #: keyword hit) ** adaptive; 0 = plain RRF (the source's behaviour).
+    adaptive: float = 0.0
 
 
 @dataclass(frozen=True)

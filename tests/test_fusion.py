@@ -99,3 +99,38 @@ def test_hybrid_blank_query_and_bad_params():
     assert not hasattr(kw, "indexed") and not hasattr(dn, "indexed")  # nothing indexed on bad parameters
     with pytest.raises(ConfigError, match="k must be"):
         HybridRetriever(kw, dn).search("q", 0)
+
+
+def test_keyword_coverage_and_adaptive_weight():
+    from ragbench.retrieval.fusion import HybridRetriever, keyword_coverage
+    from ragbench.schema import Chunk, Hit
+
+    # Content words of the query: {annual, leave, days, staff}; the hit holds 2 of them. "do", "many" and "get"
+    # are not stop words, so the longer question has 7 content words, 2 of them covered.
+    hit = Hit("c1", "d1", 1.0, 0, "Staff receive leave as set out below.")
+    assert keyword_coverage("annual leave days for staff", [hit]) == 0.5
+    assert keyword_coverage("How many annual leave days do staff get?", [hit]) == 2 / 7
+    assert keyword_coverage("the of and", [hit]) == 0.0
+    assert keyword_coverage("annual leave", []) == 0.0
+
+    class Fixed:
+        name = "fixed"
+
+        def __init__(self, hits):
+            self.hits = hits
+
+        def index(self, *a, **k):
+            return self
+
+        def search(self, query, k=10, principal=None):
+            return self.hits[:k]
+
+    kw = Fixed([Hit("a", "da", 5.0, 0, "leave policy"), Hit("b", "db", 4.0, 1, "other text")])
+    dn = Fixed([Hit("b", "db", 0.9, 0, "other text"), Hit("a", "da", 0.8, 1, "leave policy")])
+    # Plain RRF (k=0): a = 1/1 + 1/2 = b → tie kept in first-seen order (a first).
+    plain = HybridRetriever(kw, dn, rrf_k=0).search("annual leave", 2)
+    assert [h.chunk_id for h in plain] == ["a", "b"] and plain[0].score == 1.5
+    # Coverage of "annual leave" by "leave policy" = 1/2; adaptive=1 halves the keyword weight:
+    # a = 0.5/1 + 1/2 = 1.0, b = 0.5/2 + 1/1 = 1.25 → the dense order wins.
+    adapt = HybridRetriever(kw, dn, rrf_k=0, adaptive=1.0).search("annual leave", 2)
+    assert [(h.chunk_id, h.score) for h in adapt] == [("b", 1.25), ("a", 1.0)]

@@ -64,6 +64,18 @@ def lexical_rerank(query: str, fused: Mapping[str, float], texts: Mapping[str, s
     return {d: final[d] for d in order}
 
 
+def keyword_coverage(query: str, keyword_hits: Sequence[Hit]) -> float:
+    """Share of the query's content words (stop words removed) found in the best keyword hit; 0 without hits.
+
+    Query-adaptive fusion scales the keyword ranking's RRF weight by ``coverage ** adaptive``: when the best BM25
+    match shares few of the query's words (a paraphrase), its ranking is mostly noise and should not pull
+    the fused list away from the dense one."""
+    terms = set(tokenize(query, stopwords=True))
+    if not terms or not keyword_hits:
+        return 0.0
+    return len(terms & set(tokenize(keyword_hits[0].text, stopwords=True))) / len(terms)
+
+
 class HybridRetriever(Retriever):
     """Fuses a keyword and a dense ranking with (weighted) RRF, optionally followed by the lexical re-rank.
 
@@ -73,7 +85,7 @@ class HybridRetriever(Retriever):
 
     def __init__(self, keyword: Retriever, dense: Retriever, rrf_k: int = 60, candidate_k: int = 100,
                  rerank: bool = False, rerank_weight: float = 0.1,
-                 weights: tuple[float, float] = (1.0, 1.0)) -> None:
+                 weights: tuple[float, float] = (1.0, 1.0), adaptive: float = 0.0) -> None:
         self.keyword = keyword
         self.dense = dense
         self.rrf_k = rrf_k
@@ -81,6 +93,7 @@ class HybridRetriever(Retriever):
         self.rerank = rerank
         self.rerank_weight = rerank_weight
         self.weights = weights
+        self.adaptive = adaptive
         self.last_candidates = 0
         self._token_sets: dict[str, frozenset[str]] = {}  # chunk id → tokens, for the re-rank
 
@@ -90,6 +103,8 @@ class HybridRetriever(Retriever):
                               "Fix: use e.g. 100.")
         if not (isinstance(self.rrf_k, (int, float)) and self.rrf_k >= 0):
             raise ConfigError(f"fusion rrf_k must be a number ≥ 0, found {self.rrf_k!r}. Fix: use 60.")
+        if not (isinstance(self.adaptive, (int, float)) and self.adaptive >= 0):
+            raise ConfigError(f"fusion adaptive must be a number ≥ 0, found {self.adaptive!r}. Fix: 0 (off) to 3.")
         if len(self.weights) != 2:
             raise ConfigError(f"fusion weights must be (keyword, dense), found {self.weights!r}.")
 
@@ -119,7 +134,10 @@ class HybridRetriever(Retriever):
         for h in kw + dn:
             by_id.setdefault(h.chunk_id, h)  # first occurrence, keyword hits first
         self.last_candidates = len(by_id)
-        fused = weighted_rrf([[h.chunk_id for h in kw], [h.chunk_id for h in dn]], self.weights, self.rrf_k)
+        weights = self.weights
+        if self.adaptive > 0:
+            weights = (weights[0] * keyword_coverage(query, kw) ** self.adaptive, weights[1])
+        fused = weighted_rrf([[h.chunk_id for h in kw], [h.chunk_id for h in dn]], weights, self.rrf_k)
         if self.rerank:
             fused = lexical_rerank(query, fused, {i: h.text for i, h in by_id.items()}, self.rerank_weight,
                                    self._token_sets)

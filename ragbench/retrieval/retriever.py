@@ -70,7 +70,7 @@ def make_retriever(mode: str, cfg: RagbenchConfig | None = None, embedder: Embed
     f = cfg.fusion
     return HybridRetriever(_bm25(cfg), DenseRetriever(embedder) if part == "dense" else _lsh(cfg, embedder),
                            rrf_k=f.rrf_k, candidate_k=f.candidate_k, rerank=f.rerank, rerank_weight=f.rerank_weight,
-                           weights=(f.keyword_weight, f.dense_weight))
+                           weights=(f.keyword_weight, f.dense_weight), adaptive=f.adaptive)
 
 
 def vector_part(retriever: Retriever) -> DenseRetriever | None:
