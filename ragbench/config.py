@@ -352,19 +352,24 @@ def config_hash(cfg: Any) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
+def read_yaml_mapping(path: str | Path, kind: str) -> dict[str, Any]:
+    """The top-level mapping of a YAML file (empty file → ``{}``); ``kind`` names the file in errors
+    ("config", "batch", "experiment")."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{kind} file {p} does not exist. Fix: check the path.")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{kind} file {p} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{kind} file {p}: expected a mapping at the top level, found {type(data).__name__}.")
+    return data
+
+
 def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> RagbenchConfig:
     """Read a YAML config (missing sections take defaults), then apply dotted overrides."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"config file {p} does not exist. Fix: check the path.")
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config file {p} is not valid YAML: {exc}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"config file {p}: expected a mapping at the top level, found {type(data).__name__}.")
+    data = read_yaml_mapping(path, "config") if path is not None else {}
     cfg = from_dict(RagbenchConfig, data)
     return with_overrides(cfg, overrides or {})
 

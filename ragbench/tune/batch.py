@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
+from ..config import read_yaml_mapping
 from ..errors import ConfigError, TrackingError
 
 BATCH_KEYS = ("output_dir", "cwd", "kernel", "mlflow_experiment", "jobs", "timeout")
@@ -74,14 +73,7 @@ class BatchReport:
 def load_batch(path: str | Path) -> Batch:
     """Read and check a batch file (every notebook must exist; parameter sets must be mappings)."""
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"batch file {p} does not exist. Fix: check the path.")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"batch file {p} is not valid YAML: {exc}") from None
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"batch file {p}: expected a mapping at the top level.")
+    data = read_yaml_mapping(p, "batch")
     unknown = sorted(set(data) - set(BATCH_KEYS))
     if unknown:
         raise ConfigError(f"batch file {p}: unknown key(s) {', '.join(unknown)}. Valid keys: {', '.join(BATCH_KEYS)}.")

@@ -36,7 +36,8 @@ from typing import Any, Mapping
 
 import yaml
 
-from ..config import RagbenchConfig, config_hash, field_names, flatten, from_dict, with_overrides
+from ..config import (RagbenchConfig, config_hash, field_names, flatten, from_dict, read_yaml_mapping,
+                      with_overrides)
 from ..errors import ConfigError
 
 KINDS = ("int", "float", "choice")
@@ -354,12 +355,7 @@ def expand_dataset(text: str) -> str:
 def load_spec(path: str | Path) -> TuneSpec:
     """Read and validate an experiment YAML file (its name defaults to the file stem)."""
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"experiment file {p} does not exist. Fix: check the path.")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"experiment file {p} is not valid YAML: {exc}") from None
+    data = read_yaml_mapping(p, "experiment")
     return parse_spec(data, p.resolve().parent, name=p.stem)
 
 
