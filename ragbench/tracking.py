@@ -19,11 +19,11 @@ import os
 import re
 import time
 from contextlib import contextmanager
-from dataclasses import is_dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 from urllib.parse import urlparse
 
+from .config import flatten
 from .errors import TrackingError
 from .provenance import project_root
 
@@ -60,18 +60,7 @@ def safe_metric_name(name: str) -> str:
 
 def flatten_params(params: Any, prefix: str = "") -> dict[str, str]:
     """A config dataclass or nested mapping → ``{"section.field": "value"}`` (values as strings, ≤ 6000 chars)."""
-    if is_dataclass(params):
-        from .config import to_dict
-
-        params = to_dict(params)
-    out: dict[str, str] = {}
-    for key, value in dict(params or {}).items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out.update(flatten_params(value, name + "."))
-        else:
-            out[name] = str(value)[:6000]
-    return out
+    return {name: str(value)[:6000] for name, value in flatten(params, prefix).items()}
 
 
 @contextmanager

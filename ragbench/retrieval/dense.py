@@ -12,6 +12,7 @@ from ..errors import DataError, ModelError
 from ..schema import Acl, Chunk, Hit, Principal
 from .base import Embedder, Retriever
 from .chunk_table import ChunkTable, check_k, top_k
+from .vectors import normalize_rows
 
 
 _BLAS: Any = None
@@ -34,13 +35,6 @@ def matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
         return matrix @ vector
     with _BLAS.limit(limits=1, user_api="blas"):
         return matrix @ vector
-
-
-def normalize_rows(vectors: np.ndarray) -> np.ndarray:
-    """float32 copy with unit-length rows (zero rows stay zero)."""
-    v = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    return np.divide(v, norms, out=np.zeros_like(v), where=norms > 0)
 
 
 class DenseRetriever(Retriever):

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import assets
+from ..assets import file_sha256
 from ..errors import ModelError
 
 BUILDER_VERSION = "bert-encoder-v2"
@@ -124,8 +125,6 @@ def build_bert_onnx(weights: dict[str, np.ndarray], cfg: dict[str, Any]) -> Any:
 
 
 def _source_sha(folder: Path) -> str:
-    from .embedding import file_sha256
-
     h = hashlib.sha256()
     for part in (BUILDER_VERSION, str(OPSET), file_sha256(folder / "model.safetensors"),
                  file_sha256(folder / "config.json")):

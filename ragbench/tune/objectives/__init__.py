@@ -1,0 +1,53 @@
+"""Objectives: what a trial measures. A small registry maps a name to a factory ``(dataset, options) → Objective``;
+an :class:`Objective` is a callable ``(cfg, units) → long table qid, measure, value`` over a subset of the dataset's
+split units (queries, benchmark cases or conversation threads), so the sweep code never changes when a new kind of
+objective is added::
+
+    @register_objective("my-objective", kinds=("golden",))
+    def _make(dataset: DatasetRef, options: Mapping[str, Any]) -> Objective: ...
+
+Built in:
+
+* ``retrieval`` (``golden[:DIR]``, ``beir:<DIR>:<split>``): any retrieval measure (``nDCG@10``, ``R@100``,
+  ``RR@10``, ``P@5``, ``AP`` …), ``latency_ms`` (search time of the query) and ``context_tokens`` (tokens of the top
+  ``retrieval.k`` chunks, what a RAG prompt would carry). Golden queries run as their asker (ACLs enforced).
+* ``eerag`` (``eerag:<FILE>``): the EE-RAG benchmark per case (``ElectionF1``, ``ElectionPrecision``,
+  ``ElectionRecall``, ``CandidateRecall``, ``RetrievalRate``, ``context_tokens``, ``model_calls``).
+* ``dcs-threads`` (``dcs-threads:<FILE>``): DCS thread recovery; the split unit is a thread and each message of a
+  real thread gets ``purity`` (1 when its DCN's majority thread is its own; the mean is the purity),
+  ``context_share`` and ``context_size``.
+
+Expensive per-configuration work (chunking, indexing, embedding through the persistent cache) is memoised by the
+hash of the config sections it depends on, so evaluating a configuration query batch by query batch (for pruning)
+costs one index build.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...errors import ConfigError
+from .base import (_EMBEDDERS, COLUMNS, OBJECTIVES, DatasetRef, Objective, embedder_for, parse_dataset,
+                   register_objective, split_units)
+from .dcs import DcsThreadsObjective
+from .eerag import EeragObjective
+from .retrieval import RetrievalObjective
+
+__all__ = ["COLUMNS", "OBJECTIVES", "DatasetRef", "DcsThreadsObjective", "EeragObjective", "Objective",
+           "RetrievalObjective", "embedder_for", "make_objective", "parse_dataset", "register_objective",
+           "split_units", "_EMBEDDERS"]
+
+
+def make_objective(dataset: str, name: str | None = None, options: Mapping[str, Any] | None = None) -> Objective:
+    """The objective ``name`` (default: the one registered for the dataset's kind) bound to ``dataset``."""
+    ds = parse_dataset(dataset)
+    if name is None:
+        matches = [n for n, e in OBJECTIVES.items() if ds.kind in e.kinds]
+        if not matches:
+            raise ConfigError(f"no objective is registered for dataset kind {ds.kind!r}.")
+        name = matches[0]
+    if name not in OBJECTIVES:
+        raise ConfigError(f"unknown objective {name!r}; registered: {', '.join(sorted(OBJECTIVES))}.")
+    entry = OBJECTIVES[name]
+    if ds.kind not in entry.kinds:
+        raise ConfigError(f"objective {name!r} takes datasets of kind {', '.join(entry.kinds)}, not {ds.kind!r}.")
+    return entry.factory(ds, dict(options or {}))

@@ -1,0 +1,145 @@
+"""What every objective shares: the dataset reference, the seeded split, the :class:`Objective` contract, the
+registry (:func:`register_objective`) and small per-process memos of expensive parts."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Hashable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ...config import RagbenchConfig, config_hash
+from ...errors import ConfigError, DataError
+
+COLUMNS = ["qid", "measure", "value"]
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """``kind`` golden | beir | eerag | dcs-threads, with its path and (BEIR) split."""
+
+    kind: str
+    path: Path | None = None
+    split: str | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "beir":
+            return f"beir:{self.path}:{self.split}"
+        return self.kind + (f":{self.path}" if self.path is not None else "")
+
+
+def parse_dataset(text: str) -> DatasetRef:
+    """``golden`` | ``golden:<DIR>`` | ``beir:<DIR>:<split>`` | ``eerag:<FILE>`` | ``dcs-threads:<FILE>``."""
+    kind, _, rest = str(text).strip().partition(":")
+    kind = kind.lower()
+    if kind == "golden":
+        return DatasetRef("golden", Path(rest).expanduser() if rest else None)
+    if kind == "beir":
+        folder, sep, split = rest.rpartition(":")
+        if not sep or not folder or not split:
+            raise ConfigError(f"dataset {text!r}: expected beir:<DIR>:<split>, e.g. beir:data/scifact:train.")
+        return DatasetRef("beir", Path(folder).expanduser(), split)
+    if kind in ("eerag", "dcs-threads"):
+        if not rest:
+            raise ConfigError(f"dataset {text!r}: expected {kind}:<FILE>.")
+        return DatasetRef(kind, Path(rest).expanduser())
+    raise ConfigError(f"unknown dataset {text!r}; expected golden[:DIR], beir:<DIR>:<split>, eerag:<FILE> or "
+                      "dcs-threads:<FILE>.")
+
+
+def split_units(units: Sequence[str], heldout: float, seed: int,
+                limit: int | None = None) -> tuple[list[str], list[str]]:
+    """Seeded (tuning, held-out) partition of ``units``: sort, permute with ``default_rng(seed)``, optionally keep
+    the first ``limit``, and put ``round(n · heldout)`` (at least one) into the held-out part. Each part keeps the
+    sorted order."""
+    uniq = sorted(set(map(str, units)))
+    perm = [uniq[i] for i in np.random.default_rng(seed).permutation(len(uniq))]
+    if limit is not None:
+        perm = perm[:limit]
+    n_held = max(1, int(round(len(perm) * heldout)))
+    if len(perm) - n_held < 1:
+        raise DataError(f"cannot split {len(perm)} unit(s) into tuning and held-out parts (heldout={heldout}). "
+                        "Fix: use a larger dataset or a smaller split.heldout.")
+    held = sorted(perm[:n_held])
+    return sorted(perm[n_held:]), held
+
+
+class Objective(ABC):
+    """A dataset bound to an evaluation: ``objective(cfg, units)`` → long table ``qid, measure, value``."""
+
+    name: str = "objective"
+    #: True when any subset of units can be evaluated on its own (then trials report per query and may prune).
+    incremental: bool = True
+
+    @abstractmethod
+    def units(self) -> list[str]:
+        """The split units (query ids, case ids, thread labels)."""
+
+    @abstractmethod
+    def check_measure(self, measure: str) -> str:
+        """The canonical name of ``measure``; :class:`ConfigError` when this objective cannot produce it."""
+
+    @abstractmethod
+    def __call__(self, cfg: RagbenchConfig, units: Sequence[str], measures: Sequence[str]) -> pd.DataFrame:
+        """Per-query values of ``measures`` for configuration ``cfg`` over ``units``."""
+
+    data_hash: str = ""
+
+    def model_sha256(self, cfg: RagbenchConfig) -> str | None:
+        """SHA-256 of the model weights a configuration uses (None when it uses none)."""
+        return None
+
+
+class _Memo:
+    """A tiny LRU cache: expensive per-configuration objects live while a sweep revisits similar configs."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self.items: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        if key in self.items:
+            self.items.move_to_end(key)
+            return self.items[key]
+        value = make()
+        self.items[key] = value
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
+        return value
+
+
+_EMBEDDERS = _Memo(4)
+
+
+def embedder_for(cfg: RagbenchConfig) -> Any:
+    """One embedder per embedding section per process (the ONNX session loads once; the cache is persistent)."""
+    from ...retrieval.embedding import make_embedder
+
+    return _EMBEDDERS.get(config_hash(cfg.embedding), lambda: make_embedder(cfg.embedding))
+
+
+@dataclass(frozen=True)
+class _Entry:
+    factory: Callable[[DatasetRef, Mapping[str, Any]], Objective]
+    kinds: tuple[str, ...]
+
+
+OBJECTIVES: dict[str, _Entry] = {}
+
+
+def register_objective(name: str, kinds: Sequence[str]) -> Callable:
+    """Decorator: register ``factory(dataset, options) → Objective`` for the dataset kinds it accepts."""
+    def deco(factory: Callable[[DatasetRef, Mapping[str, Any]], Objective]) -> Callable:
+        OBJECTIVES[name] = _Entry(factory, tuple(kinds))
+        return factory
+    return deco
+
+
+def _require(path: Path | None, what: str) -> Path:
+    if path is None or not path.exists():
+        raise DataError(f"{what} {path} does not exist. Fix: check the dataset path in the experiment file.")
+    return path
+
