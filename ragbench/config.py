@@ -143,6 +143,17 @@ class EeragConfig:
     summary_tokens: int = 25
     silent: bool = False
     digest: str = "truncate"
+    #: Candidates retrieved before a context selector (DCS) re-ranks them and the first top_k are shown.
+    candidate_k: int = 10
+    #: Conversation system (ragbench.eerag.conversation): store every turn as memory shown in the header.
+    memory: bool = True
+    #: Most recent history messages sent with a turn (DCS, when on, chooses among them instead of recency).
+    history_messages: int = 6
+    summarizer: str = "extractive"  # memory summaries: extractive | llm (the chat model, eerag.summary prompt)
+    dcs: bool = False                # DCS observes the turns, boosts candidates and selects the history
+    dcs_drop: bool = False           # DCS pre-filter: drop candidates outside the DCS context (if any remain)
+    elect_prompt: str = "eerag.elect@v1"
+    digest_prompt: str = "eerag.digest@v1"
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,11 @@ DISTIL_PROMPT = ("Distil the passages below into the few facts that answer the q
                  "preamble, at most {n} words.")
 
 
-def llm_digest(entries: Sequence[tuple[int, Chunk]], question: str, model: ChatModel, max_words: int = 80) -> str:
-    """An LLM distillation of the elected chunks for this question (one extra model call)."""
+def llm_digest(entries: Sequence[tuple[int, Chunk]], question: str, model: ChatModel, max_words: int = 80,
+               prompt: str | None = None) -> str:
+    """An LLM distillation of the elected chunks for this question (one extra model call); ``prompt`` is the
+    registered ``eerag.digest`` body (``{n}`` = the word budget), :data:`DISTIL_PROMPT` by default."""
     body = "\n\n".join(chunk.text.strip() for _, chunk in entries)
-    reply = model.complete([Message("system", DISTIL_PROMPT.format(n=max_words)),
+    reply = model.complete([Message("system", (prompt or DISTIL_PROMPT).replace("{n}", str(max_words))),
                             Message("user", f"Question: {question}\n\nPassages:\n{body}")]).text.strip()
     return "\n".join([DIGEST_OPEN, reply or truncation_digest(entries), CLOSE])

@@ -88,6 +88,21 @@ def parse_retrieve_ids(response: str) -> list[int]:
     return out
 
 
+_LEADING_RETRIEVE = re.compile(r"^\W*RETRIEVE\b", re.IGNORECASE)
+
+
+def election_failure(reply: str, requested: Sequence[int], kept: Sequence[int]) -> str:
+    """Why an election failed ("" when it did not): an empty reply, a reply that starts with RETRIEVE but names no
+    id, or one whose ids were all unshown (or over the cap). A plain answer without RETRIEVE is not a failure."""
+    if not (reply or "").strip():
+        return "empty reply"
+    if requested and not kept:
+        return f"only unshown ids {list(requested)[:20]}"
+    if not requested and _LEADING_RETRIEVE.match(reply):
+        return "RETRIEVE without a valid id"
+    return ""
+
+
 def filter_elected(requested: Sequence[int], shown: Sequence[int], max_expand: int) -> tuple[list[int], list[int]]:
     """Keep only ids that were shown (the security constraint), capped at ``max_expand``; return (kept, rejected)."""
     shown_set = set(shown)

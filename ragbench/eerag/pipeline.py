@@ -13,6 +13,7 @@ the paper intends, while later prompts never carry hash tokens the model could i
 """
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -20,7 +21,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import EeragConfig
-from ..llm.base import ChatModel
+from ..errors import ConfigError, ModelError
+from ..llm.base import ChatModel, Completion
 from ..logs import log_decision
 from ..retrieval.base import Embedder, Retriever
 from ..retrieval.embedding import embedding_hash
@@ -28,7 +30,7 @@ from ..schema import Chunk, Hit, Principal
 from ..text import count_tokens
 from .audit import AuditLog
 from .digest import full_context, llm_digest, truncation_digest
-from .election import build_header, filter_elected, make_candidates, parse_retrieve_ids
+from .election import build_header, election_failure, filter_elected, make_candidates, parse_retrieve_ids
 from .hooks import ContextSelector
 from .session import TransientSession
 
@@ -50,10 +52,29 @@ class EeragResult:
     completion_tokens: int
     model_calls: int
     meta: dict[str, Any] = field(default_factory=dict)
+    #: "elected" (≥ 1 shown id kept), "declined" (the model answered without asking) or "failed" (empty reply,
+    #: only unshown ids, RETRIEVE without ids, or a model error: no expansion, the conversation goes on).
+    election_status: str = "declined"
+    failure: str = ""
+    transient_context: str = ""  # the injected Retrieved/Background block ("" without retrieval)
 
     @property
     def retrieval_occurred(self) -> bool:
         return bool(self.elected)
+
+
+#: What the user sees when the election failed (the reply was empty, garbage or named unshown ids).
+FAILED_REPLY = "(The model's reply could not be used; no context was retrieved. Please ask again or rephrase.)"
+DIGESTS = ("truncate", "llm")
+
+
+def check_digest(cfg: EeragConfig, digester: ChatModel | None) -> None:
+    """``eerag.digest`` must name a digester that exists: never a silent fallback to truncation."""
+    if cfg.digest not in DIGESTS:
+        raise ConfigError(f"eerag.digest must be one of {list(DIGESTS)}, found {cfg.digest!r}.")
+    if cfg.silent and cfg.digest == "llm" and digester is None:
+        raise ConfigError("eerag.digest=llm needs a chat model to digest with, and none was given. Fix: pass "
+                          "--model (e.g. llama) or set eerag.digest=truncate.")
 
 
 class EeragPipeline:
@@ -62,7 +83,7 @@ class EeragPipeline:
     def __init__(self, store: Any, retriever: Retriever, model: ChatModel, cfg: EeragConfig = EeragConfig(),
                  embedder: Embedder | None = None, selector: ContextSelector | None = None,
                  digester: ChatModel | None = None, principal: Principal | None = None,
-                 system_prompt: str | None = None, audit: bool = True) -> None:
+                 system_prompt: str | None = None, audit: bool = True, digest_prompt: str | None = None) -> None:
         self.store = store
         self.retriever = retriever
         self.model = model
@@ -71,9 +92,11 @@ class EeragPipeline:
         self.selector = selector
         self.digester = digester
         self.principal = principal
+        self.digest_prompt = digest_prompt
         self.session = TransientSession(model, system_prompt,
                                         history_filter=selector.select if selector is not None else None)
         self.audit = AuditLog(store) if audit and store is not None else None
+        check_digest(cfg, digester)
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _summaries(self, hits: Sequence[Hit]) -> dict[str, str]:
@@ -108,7 +131,9 @@ class EeragPipeline:
     def run(self, user_message: str, request_id: str | None = None) -> EeragResult:
         request_id = request_id or f"eerag:{uuid.uuid4().hex}"
         cfg = self.cfg
-        hits = self.retriever.search(user_message, k=cfg.top_k, principal=self.principal)
+        # With a selector the pool is larger (eerag.candidate_k), so that its boost can change what is shown.
+        pool = max(cfg.top_k, cfg.candidate_k) if self.selector is not None else cfg.top_k
+        hits = self.retriever.search(user_message, k=pool, principal=self.principal)
         if self.selector is not None:
             hits = self.selector.rerank(user_message, hits)[: cfg.top_k]
         candidates = make_candidates(hits, self._summaries(hits))
@@ -118,15 +143,25 @@ class EeragPipeline:
         if self.audit is not None:
             self.audit.surfaced(request_id, [(c.number, c.hit.chunk_id, c.hit.doc_id) for c in candidates])
 
-        first = self.session.send(user_message, background=header or None)
+        started = time.perf_counter()
+        try:
+            first = self.session.send(user_message, background=header or None)
+        except ModelError as exc:  # recorded as a failed election; the conversation goes on
+            first = Completion("", 0, 0, getattr(self.model, "model_id", "model"), f"error: {exc}")
+        election_seconds = time.perf_counter() - started
         calls, prompt_tokens, completion_tokens = 1, first.prompt_tokens, first.completion_tokens
         context_tokens = count_tokens(header) if header else 0
         requested = parse_retrieve_ids(first.text)
         kept, rejected = filter_elected(requested, [c.number for c in candidates], cfg.max_expand)
+        failure = election_failure(first.text, requested, kept)
+        if first.finish_reason.startswith("error: "):
+            failure = "model error: " + first.finish_reason[len("error: "):]
+        if failure:
+            self.session.trim_last_turn()  # a garbage reply must not become history a later prompt imitates
         by_number = {c.number: c for c in candidates}
         elected_hits = [by_number[n].hit for n in kept]
 
-        final, hashes, elected_chunks = first.text, [], []
+        final, hashes, elected_chunks, context = first.text, [], [], ""
         if elected_hits:
             self.session.trim_last_turn()
             elected_chunks = self._fetch(elected_hits)
@@ -135,7 +170,7 @@ class EeragPipeline:
             if not cfg.silent:
                 context = full_context(numbered)
             elif cfg.digest == "llm" and self.digester is not None:
-                context = llm_digest(numbered, user_message, self.digester)
+                context = llm_digest(numbered, user_message, self.digester, prompt=self.digest_prompt)
                 calls += 1
             else:
                 context = truncation_digest(numbered)
@@ -146,8 +181,12 @@ class EeragPipeline:
             completion_tokens += second.completion_tokens
             context_tokens += count_tokens(context)
             final = second.text + "".join(f" [RAG:{h}]" for h in hashes)
+        elif failure:
+            final = FAILED_REPLY
+            context = ""
         else:
             self.session.annotate_last(request_id=request_id, rag_tags=[])
+            context = ""
         if self.audit is not None:
             self.audit.elected(request_id, [(n, c.chunk_id, h) for n, c, h in zip(kept, elected_chunks, hashes)],
                                rejected)
@@ -159,4 +198,7 @@ class EeragPipeline:
             surfaced=[c.hit.chunk_id for c in candidates], surfaced_docs=[c.hit.doc_id for c in candidates],
             elected=[c.chunk_id for c in elected_chunks], elected_docs=[c.doc_id for c in elected_chunks],
             elected_hashes=hashes, rejected_ids=rejected, context_tokens=context_tokens,
-            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, model_calls=calls)
+            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, model_calls=calls,
+            meta={"election_seconds": election_seconds},
+            election_status="failed" if failure else ("elected" if elected_hits else "declined"), failure=failure,
+            transient_context=context)

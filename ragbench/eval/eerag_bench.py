@@ -4,7 +4,8 @@ tokens of naive RAG (the same top-k chunks injected in full) measured on the sam
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,9 @@ from tqdm.auto import tqdm
 
 from ..config import RagbenchConfig
 from ..eerag.digest import full_context
-from ..eerag.electors import PolicyElector, llm_elector_prompt
+from ..eerag.electors import PolicyElector
 from ..eerag.pipeline import EeragPipeline
+from ..eerag.prompts import resolve_prompt
 from ..eerag.summarize import ExtractiveSummarizer
 from ..errors import ConfigError
 from ..llm.base import ChatModel
@@ -30,7 +32,8 @@ from .metrics import evaluate_election
 
 #: Keys of the benchmark's JSON summary, in order.
 SUMMARY_KEYS = ("candidate_recall", "precision", "recall", "f1", "retrieval_rate", "expected_retrieval_rate",
-                "context_tokens", "naive_context_tokens", "model_calls")
+                "context_tokens", "naive_context_tokens", "model_calls", "failed_elections", "seconds_per_election",
+                "seconds_per_case")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class BenchReport:
     summary: dict[str, float]
     cases: pd.DataFrame        # one row per case
     per_query: pd.DataFrame    # long qid, measure, value
+    info: dict[str, str] = field(default_factory=dict)  # elector, model_id, prompt id
 
 
 def entry_documents(bench: EeragBench) -> list[Document]:
@@ -55,8 +59,9 @@ def seed_store(store: KnowledgeStore, bench: EeragBench, embedder: Embedder | No
 
 
 def make_elector(name: str, cfg: RagbenchConfig, embedder: Embedder | None,
-                 chat_model: ChatModel | None = None) -> tuple[ChatModel, str | None]:
-    """(model, system prompt) for ``policy`` or ``llm``."""
+                 chat_model: ChatModel | None = None, store: Any = None) -> tuple[ChatModel, str | None]:
+    """(model, system prompt) for ``policy`` or ``llm``; the llm elector's system prompt is the registered
+    ``eerag.elect_prompt`` version (in ``store`` when given)."""
     if name == "policy":
         e = cfg.eerag
         return PolicyElector(embedder, e.elect_threshold, e.margin, e.max_expand, e.rank_weight), None
@@ -64,32 +69,41 @@ def make_elector(name: str, cfg: RagbenchConfig, embedder: Embedder | None,
         if chat_model is None:
             raise ConfigError("the llm elector needs a chat model. Fix: pass --model openai (with OPENAI_BASE_URL) "
                               "or --model llama, or use --elector policy.")
-        return chat_model, llm_elector_prompt()
+        return chat_model, resolve_prompt(store, cfg.eerag.elect_prompt).body
     raise ConfigError(f"unknown elector {name!r}; expected policy or llm.")
 
 
-def run_bench(path: str | Path, elector: str = "policy", cfg: RagbenchConfig | None = None,
+def run_bench(path: str | Path, elector: str | None = None, cfg: RagbenchConfig | None = None,
               mode: str = "dense", chat_model: ChatModel | None = None, embedder: Embedder | None = None,
               show_progress: bool = False) -> BenchReport:
-    """Run every case of the benchmark file and return per-case rows and the summary."""
+    """Run every case of the benchmark file and return per-case rows and the summary. ``elector`` defaults to
+    ``eerag.elector``; with ``eerag.silent`` and ``eerag.digest=llm`` the chat model digests."""
     cfg = cfg or RagbenchConfig()
+    elector = elector or cfg.eerag.elector
     bench = load_eerag_bench(path)
     embedder = embedder or make_embedder(cfg.embedding)
     with KnowledgeStore.open(":memory:") as store:
         seed_store(store, bench, embedder, cfg.eerag.summary_tokens)
         retriever = retriever_from_store(store, mode, cfg, embedder)
-        model, system_prompt = make_elector(elector, cfg, embedder, chat_model)
+        model, system_prompt = make_elector(elector, cfg, embedder, chat_model, store)
+        prompt_id = cfg.eerag.elect_prompt if elector == "llm" else model.model_id
+        digest_prompt = resolve_prompt(store, cfg.eerag.digest_prompt)
         rows: list[dict[str, Any]] = []
         for case in tqdm(bench.cases, disable=not show_progress, desc="eerag bench"):
-            pipe = EeragPipeline(store, retriever, model, cfg.eerag, embedder=embedder, system_prompt=system_prompt)
+            pipe = EeragPipeline(store, retriever, model, cfg.eerag, embedder=embedder, system_prompt=system_prompt,
+                                 digester=chat_model, digest_prompt=digest_prompt.body)
+            started = time.perf_counter()
             res = pipe.run(case.query, request_id=f"bench-run:{case.case_id}")
+            seconds = time.perf_counter() - started
             top = [store.get_chunk(c) for c in res.surfaced]
             naive = full_context([(i + 1, c) for i, c in enumerate(top) if c is not None])
             rows.append({"case_id": case.case_id, "query": case.query, "expected": list(case.expected_slugs),
                          "expect_retrieval": case.expect_retrieval, "surfaced": res.surfaced_docs,
                          "elected": res.elected_docs, "rejected": res.rejected_ids, "answer": res.final_response,
                          "hint": case.expected_answer_hint, "context_tokens": res.context_tokens,
-                         "naive_context_tokens": count_tokens(naive), "model_calls": res.model_calls})
+                         "naive_context_tokens": count_tokens(naive), "model_calls": res.model_calls,
+                         "election_status": res.election_status, "failure": res.failure,
+                         "election_seconds": float(res.meta.get("election_seconds", 0.0)), "seconds": seconds})
     cases = pd.DataFrame(rows)
     per_query = evaluate_election(rows)
     means = per_query.groupby("measure")["value"].mean()
@@ -103,7 +117,11 @@ def run_bench(path: str | Path, elector: str = "policy", cfg: RagbenchConfig | N
         "context_tokens": float(cases["context_tokens"].mean()),
         "naive_context_tokens": float(cases["naive_context_tokens"].mean()),
         "model_calls": float(cases["model_calls"].mean()),
+        "failed_elections": int((cases["election_status"] == "failed").sum()),
+        "seconds_per_election": float(cases["election_seconds"].mean()),
+        "seconds_per_case": float(cases["seconds"].mean()),
     }
+    info = {"elector": elector, "model_id": model.model_id, "prompt": prompt_id}
     if "AnswerHintMatched" in means:
         summary["answer_hint_rate"] = float(means["AnswerHintMatched"])
-    return BenchReport(summary, cases, per_query)
+    return BenchReport(summary, cases, per_query, info)

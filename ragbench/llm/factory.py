@@ -1,4 +1,5 @@
-"""``make_chat_model``: a chat model by name (``extractive`` | ``openai`` | ``llama``) or from an AnswerConfig."""
+"""``make_chat_model``: a chat model by name (``extractive`` | ``openai`` | ``llama`` | ``llama:<name>``) or from an
+AnswerConfig."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,7 +8,7 @@ from ..config import AnswerConfig
 from ..errors import ConfigError
 from .base import ChatModel
 
-CHAT_MODELS = ("extractive", "openai", "llama")
+CHAT_MODELS = ("extractive", "openai", "llama", "llama:<name>")
 
 
 def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: Any = None, **kw: Any) -> ChatModel:
@@ -32,6 +33,9 @@ def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: 
             kw = {"embedder": embedder, **kw}
     else:
         raise ConfigError(f"expected a chat model name or an AnswerConfig, found {type(name_or_cfg).__name__}.")
+    if name.startswith("llama:"):
+        spec = name_or_cfg.chat_model if isinstance(name_or_cfg, AnswerConfig) else name_or_cfg
+        name, kw = "llama", {"spec": spec.strip(), **kw}
     try:
         if name == "extractive":
             from .extractive import ExtractiveChatModel
@@ -43,7 +47,13 @@ def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: 
             return OpenAIChatModel(**kw)
         if name == "llama":
             from .llama import LlamaCppChatModel
+            from .local import resolve_local_model
 
+            # "llama" = the best installed local model, "llama:<name>" one by name; a missing one fails here,
+            # naming the command that installs it.
+            spec = kw.pop("spec", "llama")
+            if kw.get("model_path") is None:
+                kw["model_path"] = resolve_local_model(spec)
             return LlamaCppChatModel(**kw)
     except TypeError as exc:  # an unknown keyword for that model
         raise ConfigError(f"bad arguments for chat model {name!r}: {exc}. Fix: check the parameter names.") from None

