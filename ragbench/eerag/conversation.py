@@ -21,9 +21,10 @@ This module is the one place where EE-RAG and DCS meet; ``ragbench.dcs`` is impo
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from ..config import RagbenchConfig, to_dict
 from ..errors import ConfigError
@@ -31,8 +32,8 @@ from ..llm.base import ChatModel, Completion
 from ..retrieval.base import Embedder
 from ..schema import Chunk, Message, Principal
 from .audit import AuditLog
-from .electors import PolicyElector, _mode
 from .election import HEADER_OPEN
+from .electors import PolicyElector, _mode
 from .memory import ConversationMemory, MemoryRetriever, Turn
 from .pipeline import EeragPipeline, EeragResult
 from .prompts import resolve_prompt
@@ -114,7 +115,7 @@ class Conversation:
         self.config = config
         self.chat_model = chat_model
         self.embedder = embedder
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
         self.persist_dcs = persist_dcs
         summarize, summary_id = _summarizer(config, chat_model, store)
         self.memory = ConversationMemory(store, conversation_id, embedder, summarize)
@@ -149,7 +150,7 @@ class Conversation:
 
     @classmethod
     def open(cls, store: Any, conversation_id: str, config: RagbenchConfig | None = None,
-             chat_model: ChatModel | None = None, embedder: Embedder | None = None, **kw: Any) -> "Conversation":
+             chat_model: ChatModel | None = None, embedder: Embedder | None = None, **kw: Any) -> Conversation:
         """Open (or start) ``conversation_id`` in ``store``: stored turns, history and DCS state are restored.
         ``embedder`` defaults to the configured one; ``chat_model`` None means the offline policy elector answers
         extractively."""

@@ -9,9 +9,10 @@ ever sees its own memory.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
-from typing import Any, Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from ..config import RagbenchConfig
 from ..errors import DataError
@@ -33,7 +34,7 @@ CREATE TABLE IF NOT EXISTS eerag_turns (
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def memory_doc_id(conversation_id: str, seq: int) -> str:
@@ -109,7 +110,7 @@ class ConversationMemory:
         doc_id = memory_doc_id(self.conversation_id, seq)
         text = retrieval_text or f"{speaker}: {content}"
         summ = summary if summary is not None else self.summarize(f"{speaker}: {content}")
-        created = (timestamp or datetime.now(timezone.utc)).isoformat(timespec="milliseconds")
+        created = (timestamp or datetime.now(UTC)).isoformat(timespec="milliseconds")
         doc = Document(doc_id, text, title=f"{speaker} ({role})", source=MEMORY_SOURCE + self.conversation_id,
                        metadata={"conversation_id": self.conversation_id, "seq": seq, "role": role})
         with self.store.transaction() as con:
@@ -158,7 +159,7 @@ class MemoryRetriever(Retriever):
         return r
 
     def index(self, chunks: Sequence[Chunk], acls: Mapping[str, Acl] | None = None,
-              titles: Mapping[str, str] | None = None, **kw: Any) -> "MemoryRetriever":
+              titles: Mapping[str, str] | None = None, **kw: Any) -> MemoryRetriever:
         raise NotImplementedError("MemoryRetriever indexes the store itself")
 
     def documents(self) -> Retriever | None:

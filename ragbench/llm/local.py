@@ -16,9 +16,9 @@ import hashlib
 import importlib.util
 import os
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ..errors import ConfigError, ModelError
 

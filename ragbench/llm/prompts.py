@@ -9,9 +9,10 @@ active one for its name. Every answer records the id of the template it used.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from ..errors import DataError
 from ..text import sha256_text
@@ -103,7 +104,7 @@ class PromptRegistry:
                 conn.execute("INSERT INTO prompt_templates (name, version, body, sha256, active, created_at) "
                              "VALUES (?, ?, ?, ?, 1, ?)",
                              (name, version, body.replace("\r\n", "\n"), digest,
-                              datetime.now(timezone.utc).isoformat()))
+                              datetime.now(UTC).isoformat()))
         return self.get(name, version)  # type: ignore[return-value]  # written just above
 
     def activate(self, name: str, version: str) -> PromptTemplate:
