@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragbench.config import with_overrides  # noqa: E402
-from ragbench.tune import objectives  # noqa: E402
+from ragbench.retrieval.factory import clear_shared_embedders  # noqa: E402
 from ragbench.tune.space import load_spec, parse_spec  # noqa: E402
 from ragbench.tune.sweep import optimize, prepare  # noqa: E402
 
@@ -46,7 +46,7 @@ CHUNKING = {
 
 def _fresh() -> None:
     """Forget every in-process memo so that only the persistent cache can help."""
-    objectives._EMBEDDERS.items.clear()
+    clear_shared_embedders()
 
 
 def bench_cache(n_trials: int = 6) -> dict:

@@ -53,6 +53,7 @@ class EmbeddingConfig:
     cache: bool = True
     cache_path: str | None = None
     hashing_dim: int = 384
+    precision: str = "auto"  # minilm weights: auto (fp32 when its package is installed, else int8) | fp32 | int8
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class LshConfig:
     tables: int = 10
     bits: int = 8
     multiprobe: int = 0
-    seed: int = 42
+    seed: int | None = None  # hyperplane seed; None: the config's top-level ``seed``
 
 
 @dataclass(frozen=True)

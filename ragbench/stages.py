@@ -46,6 +46,9 @@ class Params:
                 out.update((f"{name}__{k}", v) for k, v in value.get_params(deep=True).items())
         return out
 
+    def __repr__(self) -> str:
+        return self.param_signature()
+
     def param_signature(self) -> str:
         """``ClassName(a=1, b='x', …)`` from :meth:`get_params` (nested stages by their own signature): a stable,
         human-readable identity of the stage's settings."""
@@ -78,6 +81,9 @@ class Chunker(Params, ABC):
     @abstractmethod
     def chunk(self, document: Document) -> list[Chunk]:
         """Chunks with character spans into ``document.text`` and stable ids."""
+
+    def validate(self) -> None:
+        """Raise :class:`ragbench.errors.ConfigError` for a bad parameter (nothing to check by default)."""
 
 
 class Retriever(Params, ABC):

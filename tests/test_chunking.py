@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from ragbench.config import ChunkingConfig
 from ragbench.errors import ConfigError, DataError
-from ragbench.retrieval.chunking import (SentenceChunker, WholeDocumentChunker, WordWindowChunker, chunk_id,
-                                         make_chunker)
+from ragbench.retrieval.chunking import SentenceChunker, WholeDocumentChunker, WordWindowChunker, chunk_id
+from ragbench.retrieval.factory import make_chunker
 from ragbench.schema import Document
 
 
@@ -67,14 +67,14 @@ def test_word_chunker_rejects_bad_parameters(kwargs) -> None:
 def test_sentence_packing_with_overlap_matches_the_source_rule() -> None:
     # sentences: "Aaaa bbbb." (0,10) " Cccc dddd." (10,21) " Eeee ffff." (21,32) " Gg." (32,36)
     text = "Aaaa bbbb. Cccc dddd. Eeee ffff. Gg."
-    chunks = SentenceChunker(max_chars=20, overlap=5).chunk(Document("d", text))
+    chunks = SentenceChunker(max_chars=20, char_overlap=5).chunk(Document("d", text))
     assert spans(chunks) == [(0, 10, "Aaaa bbbb."), (5, 21, "bbbb. Cccc dddd."), (16, 36, "dddd. Eeee ffff. Gg.")]
     assert SentenceChunker(20, 5).spans(text) == [(0, 10), (5, 21), (16, 36)]
 
 
 def test_sentence_packing_without_overlap_trims_the_emitted_spans() -> None:
     text = "Aaaa bbbb. Cccc dddd. Eeee ffff. Gg."
-    chunker = SentenceChunker(max_chars=20, overlap=0)
+    chunker = SentenceChunker(max_chars=20, char_overlap=0)
     assert chunker.spans(text) == [(0, 10), (10, 21), (21, 36)]  # the source's untrimmed spans
     assert spans(chunker.chunk(Document("d", text))) == [(0, 10, "Aaaa bbbb."), (11, 21, "Cccc dddd."),
                                                          (22, 36, "Eeee ffff. Gg.")]
@@ -82,14 +82,14 @@ def test_sentence_packing_without_overlap_trims_the_emitted_spans() -> None:
 
 def test_short_buffer_is_not_carried_over_and_long_sentence_stays_whole() -> None:
     # buffer "Abc." (4 chars) is not longer than the overlap (5): cleared, not carried.
-    chunks = SentenceChunker(max_chars=10, overlap=5).chunk(Document("d", "Abc. Defghijk."))
+    chunks = SentenceChunker(max_chars=10, char_overlap=5).chunk(Document("d", "Abc. Defghijk."))
     assert spans(chunks) == [(0, 4, "Abc."), (5, 14, "Defghijk.")]
-    chunks = SentenceChunker(max_chars=10, overlap=0).chunk(Document("d", "This sentence is long. Hi."))
+    chunks = SentenceChunker(max_chars=10, char_overlap=0).chunk(Document("d", "This sentence is long. Hi."))
     assert spans(chunks) == [(0, 22, "This sentence is long."), (23, 26, "Hi.")]
 
 
 def test_whitespace_only_buffers_are_not_emitted() -> None:
-    chunks = SentenceChunker(max_chars=3, overlap=0).chunk(Document("d", "A.\n\n\n\nB."))
+    chunks = SentenceChunker(max_chars=3, char_overlap=0).chunk(Document("d", "A.\n\n\n\nB."))
     assert spans(chunks) == [(0, 2, "A."), (6, 8, "B.")]
     assert [c.seq for c in chunks] == [0, 1]
 
@@ -99,8 +99,8 @@ def test_default_sentence_chunker_keeps_a_short_document_whole() -> None:
     assert spans(SentenceChunker().chunk(Document("d", text))) == [(0, len(text), text)]
 
 
-@pytest.mark.parametrize("kwargs", [dict(max_chars=0), dict(max_chars=-1), dict(overlap=-1),
-                                    dict(max_chars=100, overlap=100), dict(overlap=1.5)])
+@pytest.mark.parametrize("kwargs", [dict(max_chars=0), dict(max_chars=-1), dict(char_overlap=-1),
+                                    dict(max_chars=100, char_overlap=100), dict(char_overlap=1.5)])
 def test_sentence_chunker_rejects_bad_parameters(kwargs) -> None:
     with pytest.raises(ConfigError):
         SentenceChunker(**kwargs).chunk(Document("d", "Some text."))
@@ -133,7 +133,7 @@ def test_chunk_ids_are_stable_and_derived_from_doc_seq_and_text() -> None:
 def test_make_chunker_builds_each_strategy_and_validates() -> None:
     assert repr(make_chunker(ChunkingConfig())) == "WordWindowChunker(words=40, overlap=0.25)"
     assert repr(make_chunker(ChunkingConfig(strategy="sentences", max_chars=300, char_overlap=50))) == \
-        "SentenceChunker(max_chars=300, overlap=50)"
+        "SentenceChunker(max_chars=300, char_overlap=50)"
     assert isinstance(make_chunker(ChunkingConfig(strategy="none")), WholeDocumentChunker)
     with pytest.raises(ConfigError, match="strategy"):
         make_chunker(ChunkingConfig(strategy="paragraphs"))

@@ -80,7 +80,7 @@ def test_hybrid_fuses_both_rankings_with_principal():
 def test_hybrid_rerank_and_weights():
     kw = StaticRetriever(["a", "b"])
     dn = StaticRetriever(["b", "a"])
-    hits = HybridRetriever(kw, dn, weights=(1.0, 0.0)).search("q", 2)
+    hits = HybridRetriever(kw, dn, keyword_weight=1.0, dense_weight=0.0).search("q", 2)
     assert [x.chunk_id for x in hits] == ["a", "b"]
     assert [x.score for x in hits] == pytest.approx([1 / 61, 1 / 62], abs=1e-15)
     # texts are "text of a"/"text of b": Tok(q)={b} overlaps only b → b gets + 0.5

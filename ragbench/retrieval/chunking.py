@@ -19,7 +19,6 @@ import hashlib
 import math
 import re
 
-from ..config import ChunkingConfig
 from ..errors import ConfigError, DataError
 from ..schema import Chunk, Document
 from ..text import sentence_spans
@@ -63,18 +62,15 @@ class WordWindowChunker(Chunker):
         self.words = words
         self.overlap = overlap
 
-    def __repr__(self) -> str:
-        return f"WordWindowChunker(words={self.words}, overlap={self.overlap})"
-
     @property
     def step(self) -> int:
         """Words between window starts (30 for the defaults)."""
-        self._validate()
+        self.validate()
         # The epsilon keeps e.g. 0.29 * 100 = 28.999… from flooring to 28.
         overlap_words = math.floor(self.words * self.overlap + 1e-9)
         return max(1, self.words - overlap_words)
 
-    def _validate(self) -> None:
+    def validate(self) -> None:
         if isinstance(self.words, bool) or not isinstance(self.words, int) or self.words <= 0:
             raise ConfigError(f"chunking.words must be a positive integer, found {self.words!r}. Fix: e.g. 40.")
         if isinstance(self.overlap, bool) or not isinstance(self.overlap, (int, float)) \
@@ -98,35 +94,33 @@ class WordWindowChunker(Chunker):
 
 
 class SentenceChunker(Chunker):
-    """Greedy packing of sentences into chunks of about ``max_chars`` with ``overlap`` characters carried over."""
+    """Greedy packing of sentences into chunks of about ``max_chars`` with ``char_overlap`` characters carried
+    over."""
 
-    def __init__(self, max_chars: int = 600, overlap: int = 100) -> None:
+    def __init__(self, max_chars: int = 600, char_overlap: int = 100) -> None:
         self.max_chars = max_chars
-        self.overlap = overlap
+        self.char_overlap = char_overlap
 
-    def __repr__(self) -> str:
-        return f"SentenceChunker(max_chars={self.max_chars}, overlap={self.overlap})"
-
-    def _validate(self) -> None:
+    def validate(self) -> None:
         if isinstance(self.max_chars, bool) or not isinstance(self.max_chars, int) or self.max_chars <= 0:
             raise ConfigError(f"chunking.max_chars must be a positive integer, found {self.max_chars!r}. "
                               "Fix: e.g. 600.")
-        if isinstance(self.overlap, bool) or not isinstance(self.overlap, int) \
-                or not 0 <= self.overlap < self.max_chars:
+        if isinstance(self.char_overlap, bool) or not isinstance(self.char_overlap, int) \
+                or not 0 <= self.char_overlap < self.max_chars:
             raise ConfigError(f"chunking.char_overlap must be an integer in [0, max_chars={self.max_chars}), "
-                              f"found {self.overlap!r}. Fix: e.g. 100.")
+                              f"found {self.char_overlap!r}. Fix: e.g. 100.")
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """The source's untrimmed packed spans ``[(start, end), …]`` (empty list for empty text)."""
-        self._validate()
+        self.validate()
         out: list[tuple[int, int]] = []
         buf_start = buf_end = 0
         for s_start, s_end in sentence_spans(text):
             # The buffer is always text[buf_start:buf_end]: sentences are contiguous.
             if buf_end > buf_start and (buf_end - buf_start) + (s_end - s_start) > self.max_chars:
                 out.append((buf_start, buf_end))
-                if self.overlap > 0 and buf_end - buf_start > self.overlap:
-                    buf_start = buf_end - self.overlap
+                if self.char_overlap > 0 and buf_end - buf_start > self.char_overlap:
+                    buf_start = buf_end - self.char_overlap
                 else:
                     buf_start = s_start
             elif buf_end == buf_start:
@@ -137,7 +131,7 @@ class SentenceChunker(Chunker):
         return out
 
     def chunk(self, document: Document) -> list[Chunk]:
-        self._validate()
+        self.validate()
         _check_document(document)
         chunks: list[Chunk] = []
         for start, end in self.spans(document.text):
@@ -150,25 +144,15 @@ class SentenceChunker(Chunker):
 class WholeDocumentChunker(Chunker):
     """The whole document text as one chunk (BEIR passages are already short)."""
 
-    def __repr__(self) -> str:
-        return "WholeDocumentChunker()"
-
     def chunk(self, document: Document) -> list[Chunk]:
         _check_document(document)
         return [_make(document, 0, 0, len(document.text))]
 
 
-def make_chunker(cfg: ChunkingConfig) -> Chunker:
-    """The chunker named by ``cfg.strategy`` (``words`` | ``sentences`` | ``none``), parameters validated."""
-    chunker: Chunker
-    if cfg.strategy == "words":
-        chunker = WordWindowChunker(cfg.words, cfg.overlap)
-        chunker._validate()
-    elif cfg.strategy == "sentences":
-        chunker = SentenceChunker(cfg.max_chars, cfg.char_overlap)
-        chunker._validate()
-    elif cfg.strategy in ("none", "document"):
-        chunker = WholeDocumentChunker()
-    else:
-        raise ConfigError(f"chunking.strategy must be one of words, sentences, none; found {cfg.strategy!r}.")
-    return chunker
+def __getattr__(name: str) -> object:
+    # make_chunker lives in the factory now (one way from config to every stage); the old import path still works.
+    if name == "make_chunker":
+        from .factory import make_chunker
+
+        return make_chunker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

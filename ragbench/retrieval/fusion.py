@@ -77,22 +77,24 @@ def keyword_coverage(query: str, keyword_hits: Sequence[Hit]) -> float:
 
 
 class HybridRetriever(Retriever):
-    """Fuses a keyword and a dense ranking with (weighted) RRF, optionally followed by the lexical re-rank.
+    """Fuses a keyword ranking and a vector ranking (exact dense or LSH: ``fusion.dense_part``) with weighted RRF
+    (``keyword_weight``, ``dense_weight``), optionally followed by the lexical re-rank.
 
     Both parts are searched with the principal, so fusion never sees a forbidden chunk."""
 
     name = "hybrid"
 
-    def __init__(self, keyword: Retriever, dense: Retriever, rrf_k: int = 60, candidate_k: int = 100,
-                 rerank: bool = False, rerank_weight: float = 0.1,
-                 weights: tuple[float, float] = (1.0, 1.0), adaptive: float = 0.0) -> None:
+    def __init__(self, keyword: Retriever, vector: Retriever, rrf_k: int = 60, candidate_k: int = 100,
+                 rerank: bool = False, rerank_weight: float = 0.1, keyword_weight: float = 1.0,
+                 dense_weight: float = 1.0, adaptive: float = 0.0) -> None:
         self.keyword = keyword
-        self.dense = dense
+        self.vector = vector
         self.rrf_k = rrf_k
         self.candidate_k = candidate_k
         self.rerank = rerank
         self.rerank_weight = rerank_weight
-        self.weights = weights
+        self.keyword_weight = keyword_weight
+        self.dense_weight = dense_weight
         self.adaptive = adaptive
         self.last_candidates = 0
         self._token_sets: dict[str, frozenset[str]] = {}  # chunk id → tokens, for the re-rank
@@ -105,8 +107,20 @@ class HybridRetriever(Retriever):
             raise ConfigError(f"fusion rrf_k must be a number ≥ 0, found {self.rrf_k!r}. Fix: use 60.")
         if not (isinstance(self.adaptive, (int, float)) and self.adaptive >= 0):
             raise ConfigError(f"fusion adaptive must be a number ≥ 0, found {self.adaptive!r}. Fix: 0 (off) to 3.")
-        if len(self.weights) != 2:
-            raise ConfigError(f"fusion weights must be (keyword, dense), found {self.weights!r}.")
+        for name in ("keyword_weight", "dense_weight"):
+            w = getattr(self, name)
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0:
+                raise ConfigError(f"fusion.{name} must be a number ≥ 0, found {w!r}. Fix: use e.g. 1.0.")
+
+    @property
+    def dense(self) -> Retriever:
+        """The vector half (the old name of :attr:`vector`)."""
+        return self.vector
+
+    @property
+    def weights(self) -> tuple[float, float]:
+        """``(keyword_weight, dense_weight)``."""
+        return (self.keyword_weight, self.dense_weight)
 
     def index(self, chunks: Sequence[Chunk], acls: Mapping[str, Acl] | None = None,
               titles: Mapping[str, str] | None = None, show_progress: bool = False,
@@ -117,9 +131,9 @@ class HybridRetriever(Retriever):
         self._token_sets = {}
         self.keyword.index(chunks, acls, titles, show_progress=show_progress)
         if vectors is not None:
-            self.dense.index(chunks, acls, titles, show_progress=show_progress, vectors=vectors)  # type: ignore[call-arg]
+            self.vector.index(chunks, acls, titles, show_progress=show_progress, vectors=vectors)  # type: ignore[call-arg]
         else:
-            self.dense.index(chunks, acls, titles, show_progress=show_progress)
+            self.vector.index(chunks, acls, titles, show_progress=show_progress)
         return self
 
     def search(self, query: str, k: int = 10, principal: Principal | None = None) -> list[Hit]:
@@ -129,7 +143,7 @@ class HybridRetriever(Retriever):
             return []
         cand = max(self.candidate_k, k)
         kw = self.keyword.search(query, cand, principal)
-        dn = self.dense.search(query, cand, principal)
+        dn = self.vector.search(query, cand, principal)
         by_id: dict[str, Hit] = {}
         for h in kw + dn:
             by_id.setdefault(h.chunk_id, h)  # first occurrence, keyword hits first

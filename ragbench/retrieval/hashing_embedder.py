@@ -48,8 +48,12 @@ class HashingEmbedder(Embedder):
 
     VERSION = "local-hashed-tfidf-v1"
 
-    def __init__(self, dim: int = 384) -> None:
-        self.dim = dim
+    def __init__(self, hashing_dim: int = 384) -> None:
+        self.hashing_dim = hashing_dim
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self.hashing_dim
 
     def validate(self) -> None:
         if not isinstance(self.dim, int) or not 32 <= self.dim <= 4096:

@@ -1,6 +1,6 @@
-"""Build a retriever from a config: ``bm25`` (alias ``keyword``) | ``dense`` | ``lsh`` | ``hybrid``.
+"""Retrievers over a knowledge store (built by :mod:`ragbench.retrieval.factory`, whose ``make_retriever``,
+``normalize_mode``, ``needs_embedder`` and ``MODES`` stay importable from here).
 
-``hybrid`` fuses BM25 with the exact dense retriever (``fusion.dense_part = "lsh"`` swaps in LSH).
 :func:`retriever_from_store` indexes a :class:`~ragbench.store.KnowledgeStore`'s chunks with their ACLs and
 titles, reusing the store's embeddings for ``embedder.model_id`` instead of embedding again.
 """
@@ -12,73 +12,25 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..config import RagbenchConfig
-from ..errors import ConfigError
 from .base import Embedder, Retriever
-from .bm25 import BM25Retriever
 from .dense import DenseRetriever
+from .factory import MODES, make_retriever, needs_embedder, normalize_mode
 from .fusion import HybridRetriever
-from .lsh import LshRetriever
 
 if TYPE_CHECKING:
     from ..store import KnowledgeStore
 
 log = logging.getLogger(__name__)
 
-MODES = ("bm25", "dense", "lsh", "hybrid")
-_ALIASES = {"keyword": "bm25"}
-
-
-def normalize_mode(mode: str) -> str:
-    """The canonical mode name; unknown modes raise :class:`ConfigError` listing the valid ones."""
-    m = _ALIASES.get(str(mode).strip().lower(), str(mode).strip().lower())
-    if m not in MODES:
-        raise ConfigError(f"unknown retrieval mode {mode!r}; expected one of {', '.join(MODES)} "
-                          "(keyword = bm25). Fix: pick one of those.")
-    return m
-
-
-def needs_embedder(mode: str) -> bool:
-    return normalize_mode(mode) != "bm25"
-
-
-def _bm25(cfg: RagbenchConfig) -> BM25Retriever:
-    return BM25Retriever(k1=cfg.bm25.k1, b=cfg.bm25.b, stopwords=cfg.bm25.stopwords)
-
-
-def _lsh(cfg: RagbenchConfig, embedder: Embedder) -> LshRetriever:
-    return LshRetriever(embedder, tables=cfg.lsh.tables, bits=cfg.lsh.bits, multiprobe=cfg.lsh.multiprobe,
-                        seed=cfg.lsh.seed)
-
-
-def make_retriever(mode: str, cfg: RagbenchConfig | None = None, embedder: Embedder | None = None) -> Retriever:
-    """An un-indexed retriever for ``mode``; vector modes use ``embedder`` or build one from ``cfg.embedding``."""
-    cfg = cfg or RagbenchConfig()
-    mode = normalize_mode(mode)
-    if mode == "bm25":
-        return _bm25(cfg)
-    if embedder is None:
-        from .embedding import make_embedder
-
-        embedder = make_embedder(cfg.embedding)
-    if mode == "dense":
-        return DenseRetriever(embedder)
-    if mode == "lsh":
-        return _lsh(cfg, embedder)
-    part = cfg.fusion.dense_part.strip().lower()
-    if part not in ("dense", "lsh"):
-        raise ConfigError(f"fusion.dense_part must be dense or lsh, found {cfg.fusion.dense_part!r}.")
-    f = cfg.fusion
-    return HybridRetriever(_bm25(cfg), DenseRetriever(embedder) if part == "dense" else _lsh(cfg, embedder),
-                           rrf_k=f.rrf_k, candidate_k=f.candidate_k, rerank=f.rerank, rerank_weight=f.rerank_weight,
-                           weights=(f.keyword_weight, f.dense_weight), adaptive=f.adaptive)
-
+__all__ = ["MODES", "make_retriever", "needs_embedder", "normalize_mode", "retriever_from_store", "store_vectors",
+           "vector_part"]
 
 def vector_part(retriever: Retriever) -> DenseRetriever | None:
     """The dense/LSH retriever inside ``retriever`` (itself, or a hybrid's vector half)."""
     if isinstance(retriever, DenseRetriever):
         return retriever
-    if isinstance(retriever, HybridRetriever) and isinstance(retriever.dense, DenseRetriever):
-        return retriever.dense
+    if isinstance(retriever, HybridRetriever) and isinstance(retriever.vector, DenseRetriever):
+        return retriever.vector
     return None
 
 

@@ -52,7 +52,7 @@ class KnowledgeStore(StoreCore):
         if isinstance(batch_chunks, bool) or not isinstance(batch_chunks, int) or batch_chunks < 1:
             raise DataError(f"batch_chunks must be a positive integer, found {batch_chunks!r}.")
         docs, errors, seen = _validate_documents(documents, on_error)
-        chunker_sig = repr(chunker)
+        chunker_sig = chunker.param_signature()  # from get_params(): the chunker and its settings
         counts = {"added": 0, "updated": 0, "unchanged": 0, "chunks": 0}
         bar = tqdm(total=len(docs), disable=not show_progress, desc="ingest", unit="doc")
         group: list[_Plan] = []

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...errors import ConfigError
-from .base import (_EMBEDDERS, COLUMNS, OBJECTIVES, DatasetRef, Objective, embedder_for, parse_dataset,
+from .base import (COLUMNS, OBJECTIVES, DatasetRef, Objective, embedder_for, parse_dataset,
                    register_objective, split_units)
 from .dcs import DcsThreadsObjective
 from .eerag import EeragObjective
@@ -34,7 +34,7 @@ from .retrieval import RetrievalObjective
 
 __all__ = ["COLUMNS", "OBJECTIVES", "DatasetRef", "DcsThreadsObjective", "EeragObjective", "Objective",
            "RetrievalObjective", "embedder_for", "make_objective", "parse_dataset", "register_objective",
-           "split_units", "_EMBEDDERS"]
+           "split_units"]
 
 
 def make_objective(dataset: str, name: str | None = None, options: Mapping[str, Any] | None = None) -> Objective:

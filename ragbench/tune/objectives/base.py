@@ -3,15 +3,14 @@ registry (:func:`register_objective`) and small per-process memos of expensive p
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Hashable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ...config import RagbenchConfig, config_hash
+from ...config import RagbenchConfig
 from ...errors import ConfigError, DataError
 
 COLUMNS = ["qid", "measure", "value"]
@@ -93,32 +92,11 @@ class Objective(ABC):
         return None
 
 
-class _Memo:
-    """A tiny LRU cache: expensive per-configuration objects live while a sweep revisits similar configs."""
-
-    def __init__(self, size: int = 4) -> None:
-        self.size = size
-        self.items: OrderedDict[Hashable, Any] = OrderedDict()
-
-    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        if key in self.items:
-            self.items.move_to_end(key)
-            return self.items[key]
-        value = make()
-        self.items[key] = value
-        while len(self.items) > self.size:
-            self.items.popitem(last=False)
-        return value
-
-
-_EMBEDDERS = _Memo(4)
-
-
 def embedder_for(cfg: RagbenchConfig) -> Any:
-    """One embedder per embedding section per process (the ONNX session loads once; the cache is persistent)."""
-    from ...retrieval.embedding import make_embedder
+    """One embedder per embedding section per process (:func:`ragbench.retrieval.factory.shared_embedder`)."""
+    from ...retrieval.factory import shared_embedder
 
-    return _EMBEDDERS.get(config_hash(cfg.embedding), lambda: make_embedder(cfg.embedding))
+    return shared_embedder(cfg.embedding)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ import pandas as pd
 
 from ...config import RagbenchConfig, config_hash
 from ...errors import ConfigError
-from .base import COLUMNS, DatasetRef, Objective, _Memo, _require, embedder_for, register_objective
+from ...retrieval.factory import Memo
+from .base import COLUMNS, DatasetRef, Objective, _require, embedder_for, register_objective
 
 
 class EeragObjective(Objective):
@@ -26,7 +27,7 @@ class EeragObjective(Objective):
         self.cases = {str(c.case_id): c for c in self.bench.cases}
         self.mode, self.elector = mode, elector
         self.data_hash = data_hash(path)
-        self._stores = _Memo(2)
+        self._stores = Memo(2)
 
     def units(self) -> list[str]:
         return sorted(self.cases)

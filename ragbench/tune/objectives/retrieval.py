@@ -7,9 +7,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...config import RagbenchConfig, config_hash
+from ...config import RagbenchConfig
 from ...errors import ConfigError, DataError, SchemaError
-from .base import COLUMNS, DatasetRef, Objective, _Memo, _require, embedder_for, register_objective
+from .base import COLUMNS, DatasetRef, Objective, _require, embedder_for, register_objective
 
 
 class RetrievalObjective(Objective):
@@ -30,9 +30,7 @@ class RetrievalObjective(Objective):
         self.qrels = qrels.assign(qid=qrels["qid"].astype(str), docno=qrels["docno"].astype(str))
         self.principals = dict(principals or {})
         self.data_hash = data_hash
-        self.acls = {d.doc_id: d.acl for d in self.documents}
-        self.titles = {d.doc_id: d.title for d in self.documents}
-        self._chunks, self._vectors, self._parts = _Memo(3), _Memo(3), _Memo(6)
+        self._parts: Any = None  # IndexedParts, built on first use (keeps importing the tuner light)
 
     def units(self) -> list[str]:
         return list(self.qids)
@@ -49,63 +47,29 @@ class RetrievalObjective(Objective):
                               f"It also offers {', '.join(self.EXTRA)}.") from None
 
     def model_sha256(self, cfg: RagbenchConfig) -> str | None:
-        from ...retrieval.retriever import needs_embedder
+        from ...retrieval.factory import needs_embedder
 
         return embedder_for(cfg).sha256 if needs_embedder(cfg.retrieval.mode) else None
 
-    # -- building (memoised) -------------------------------------------------------------------------------
+    # -- building (the factory's cached parts) ---------------------------------------------------------------
+    @property
+    def parts(self) -> Any:
+        """The :class:`~ragbench.retrieval.factory.IndexedParts` of this corpus (chunks, vectors, indexed parts)."""
+        if self._parts is None:
+            from ...retrieval.factory import IndexedParts
+
+            self._parts = IndexedParts(self.documents)
+        return self._parts
+
     def chunks(self, cfg: RagbenchConfig) -> list[Any]:
-        from ...retrieval.chunking import make_chunker
-
-        def make() -> list[Any]:
-            chunker = make_chunker(cfg.chunking)
-            return [c for d in self.documents for c in chunker.chunk(d)]
-
-        return self._chunks.get(config_hash(cfg.chunking), make)
+        return self.parts.chunks(cfg)
 
     def vectors(self, cfg: RagbenchConfig) -> np.ndarray:
-        key = (config_hash(cfg.chunking), config_hash(cfg.embedding))
-        return self._vectors.get(key, lambda: embedder_for(cfg).embed([c.text for c in self.chunks(cfg)]))
-
-    def _keyword(self, cfg: RagbenchConfig) -> Any:
-        from ...retrieval.bm25 import BM25Retriever
-
-        def make() -> Any:
-            b = BM25Retriever(k1=cfg.bm25.k1, b=cfg.bm25.b, stopwords=cfg.bm25.stopwords)
-            return b.index(self.chunks(cfg), self.acls, self.titles)
-
-        return self._parts.get(("bm25", config_hash(cfg.chunking), config_hash(cfg.bm25)), make)
-
-    def _vector(self, cfg: RagbenchConfig, kind: str) -> Any:
-        from ...retrieval.dense import DenseRetriever
-        from ...retrieval.lsh import LshRetriever
-
-        def make() -> Any:
-            emb = embedder_for(cfg)
-            r = DenseRetriever(emb) if kind == "dense" else LshRetriever(
-                emb, tables=cfg.lsh.tables, bits=cfg.lsh.bits, multiprobe=cfg.lsh.multiprobe, seed=cfg.lsh.seed)
-            return r.index(self.chunks(cfg), self.acls, self.titles, vectors=self.vectors(cfg))
-
-        extra = config_hash(cfg.lsh) if kind == "lsh" else ""
-        return self._parts.get((kind, config_hash(cfg.chunking), config_hash(cfg.embedding), extra), make)
+        return self.parts.vectors(cfg)
 
     def system(self, cfg: RagbenchConfig) -> Any:
         """An indexed retriever for ``cfg`` (parts shared between configurations that agree on them)."""
-        from ...retrieval.fusion import HybridRetriever
-        from ...retrieval.retriever import normalize_mode
-
-        mode = normalize_mode(cfg.retrieval.mode)
-        if mode == "bm25":
-            return self._keyword(cfg)
-        if mode in ("dense", "lsh"):
-            return self._vector(cfg, mode)
-        part = cfg.fusion.dense_part.strip().lower()
-        if part not in ("dense", "lsh"):
-            raise ConfigError(f"fusion.dense_part must be dense or lsh, found {cfg.fusion.dense_part!r}.")
-        f = cfg.fusion
-        return HybridRetriever(self._keyword(cfg), self._vector(cfg, part), rrf_k=f.rrf_k, candidate_k=f.candidate_k,
-                               rerank=f.rerank, rerank_weight=f.rerank_weight,
-                               weights=(f.keyword_weight, f.dense_weight))
+        return self.parts.system(cfg)
 
     # -- evaluating ----------------------------------------------------------------------------------------
     def __call__(self, cfg: RagbenchConfig, units: Sequence[str], measures: Sequence[str]) -> pd.DataFrame:
