@@ -57,9 +57,6 @@ class CodeChunker(Chunker):
     def __init__(self, max_lines: int = 60) -> None:
         self.max_lines = max_lines
 
-    def __repr__(self) -> str:
-        return f"CodeChunker(max_lines={self.max_lines})"
-
     def chunk(self, document: Document) -> list[Chunk]:
         if not isinstance(self.max_lines, int) or self.max_lines < 1:
             raise ConfigError(f"max_lines must be a positive integer, found {self.max_lines!r}.")
@@ -90,9 +87,6 @@ class ChatChunker(Chunker):
     def __init__(self, turns: int = 6, overlap: int = 1) -> None:
         self.turns = turns
         self.overlap = overlap
-
-    def __repr__(self) -> str:
-        return f"ChatChunker(turns={self.turns}, overlap={self.overlap})"
 
     def chunk(self, document: Document) -> list[Chunk]:
         if not isinstance(self.turns, int) or self.turns < 1 or not 0 <= self.overlap < self.turns:
