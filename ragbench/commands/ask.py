@@ -2,31 +2,29 @@
 
 By default it answers over the bundled golden corpus (``data/golden``), indexed on first use into
 ``.ragbench/golden-answers.db`` with sentence chunks and MiniLM embeddings; ``--store`` points at another store
-(then ``--principals`` gives its principals file). With ``--json`` the last line is one JSON object with
-``answer, refused, refusal_reason, citations [{doc_id, title, chunk_id, start, end}], support_ratio,
-prompt_version, model_id`` (plus retrieval_mode, context_tokens, answer_id, error).
+(then ``--principals`` gives its principals file). Each answer is logged as an MLflow run (experiment
+``ragbench-ask``). With ``--json`` stdout is one JSON line with ``answer, refused, refusal_reason, citations
+[{doc_id, title, chunk_id, start, end}], support_ratio, prompt_version, model_id`` (plus retrieval_mode,
+context_tokens, answer_id, error, mlflow_run_id).
 """
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
-from ..retrieval.retriever import MODES
+from ._common import Output, add_common_options, add_model_option, add_retriever_option, load_cfg
 
 DEFAULT_STORE = Path(".ragbench") / "golden-answers.db"
+EXPERIMENT = "ragbench-ask"
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
     """Options shared by ``ask`` and ``chat``."""
     p.add_argument("--as", dest="principal", required=True, metavar="PRINCIPAL", help="user id to answer as")
-    p.add_argument("--json", action="store_true", help="print JSON records")
     p.add_argument("--store", default=None, help=f"knowledge store (default: {DEFAULT_STORE}, golden corpus)")
-    p.add_argument("--mode", choices=MODES + ("keyword",), default=None, help="retrieval mode (default: dense)")
-    p.add_argument("--model", choices=("extractive", "openai", "llama"), default=None,
-                   help="chat model (default: answer.chat_model of the config)")
-    p.add_argument("--config", default=None, help="YAML config")
+    add_retriever_option(p, default=None, help="retrieval mode: bm25, dense, lsh, hybrid (default: dense)")
+    add_model_option(p, help="chat model: extractive | openai | llama (default: answer.chat_model)")
     p.add_argument("--data", default=None, help="golden folder (default: the bundled data/golden)")
     p.add_argument("--principals", default=None, help="principals YAML (default: the golden set's)")
     p.add_argument("--tenant", default=None, help="budget tenant (default: answer.tenant)")
@@ -34,15 +32,16 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ask", help="answer a question with citations, as a principal")
-    p.add_argument("question", metavar="QUESTION")
+    p.add_argument("question", metavar="QUESTION", help="the question")
     add_common(p)
+    add_common_options(p, json_help="print the answer as exactly one JSON line on stdout")
     p.set_defaults(func=run)
 
 
 def open_service(args: argparse.Namespace) -> Any:
     """The answering service the options describe (indexes the golden corpus on first use)."""
     from ..answer import AnsweringService, BudgetLedger, PrincipalRegistry
-    from ..config import load_config, with_overrides
+    from ..config import with_overrides
     from ..eval.answers import ANSWER_MODE, answer_config, build_store
     from ..eval.golden import DEFAULT_FOLDER, load_golden
     from ..llm import make_chat_model
@@ -50,8 +49,8 @@ def open_service(args: argparse.Namespace) -> Any:
     from ..retrieval.retriever import needs_embedder, normalize_mode, retriever_from_store
     from ..store import KnowledgeStore
 
-    mode = normalize_mode(args.mode or ANSWER_MODE)
-    cfg = answer_config(load_config(args.config), mode)
+    mode = normalize_mode(args.retriever or ANSWER_MODE)
+    cfg = answer_config(load_cfg(args), mode)
     if args.model:
         cfg = with_overrides(cfg, {"answer.chat_model": args.model})
     golden = load_golden(args.data or DEFAULT_FOLDER) if args.store is None or args.principals is None else None
@@ -73,26 +72,41 @@ def open_service(args: argparse.Namespace) -> Any:
     budget = BudgetLedger(store, a.daily_limit_usd, a.daily_request_limit, a.daily_token_limit)
     service = AnsweringService(store, retriever, make_chat_model(a, embedder=embedder), cfg, embedder=embedder,
                                principals=principals, budget=budget, tenant=args.tenant)
-    return service, principal
+    return service, principal, cfg
 
 
-def print_answer(answer: Any, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(answer.to_json(), ensure_ascii=False))
-        return
-    print(answer.answer)
+def answer_lines(answer: Any) -> list[str]:
+    """The human-readable answer: text, refusal, citations, provenance."""
+    lines = [answer.answer]
     if answer.refused:
-        print(f"(refused: {answer.refusal_reason}" + (f"; {answer.error}" if answer.error else "") + ")")
-    for c in answer.citations:
-        print(f"  [{c.n}] {c.title} ({c.doc_id}, chars {c.start}-{c.end})")
-    print(f"  prompt {answer.prompt_version} · model {answer.model_id} · {answer.retrieval_mode} · "
-          f"support {answer.support_ratio:.2f}")
+        lines.append(f"(refused: {answer.refusal_reason}" + (f"; {answer.error}" if answer.error else "") + ")")
+    lines += [f"  [{c.n}] {c.title} ({c.doc_id}, chars {c.start}-{c.end})" for c in answer.citations]
+    lines.append(f"  prompt {answer.prompt_version} · model {answer.model_id} · {answer.retrieval_mode} · "
+                 f"support {answer.support_ratio:.2f}")
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
-    service, principal = open_service(args)
+    from ..provenance import text_hash
+    from ..tracking import record_run
+
+    out = Output(args)
+    service, principal, cfg = open_service(args)
     try:
-        print_answer(service.answer(args.question, principal), args.json)
+        answer = service.answer(args.question, principal)
     finally:
         service.store.close()
-    return 0
+    out.text(*answer_lines(answer))
+    rec = record_run(EXPERIMENT, "ask", cfg,
+                     {"refused": float(answer.refused), "support_ratio": answer.support_ratio,
+                      "context_tokens": answer.context_tokens, "citations": len(answer.citations)},
+                     params={"ask": {"question": args.question, "principal": args.principal,
+                                     "retriever": answer.retrieval_mode, "model_id": answer.model_id,
+                                     "prompt_version": answer.prompt_version}},
+                     data_hash=text_hash(args.question), enabled=not args.no_mlflow,
+                     tags={"dataset": "ask", "refusal_reason": answer.refusal_reason})
+    out.text(f"  mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
+    if rec.error:
+        out.error(rec.error)
+    out.json({**answer.to_json(), "mlflow_run_id": rec.run_id})
+    return 1 if rec.error else 0

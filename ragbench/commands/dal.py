@@ -4,10 +4,11 @@ other URLs are pages. Each round re-processes only what changed; Ctrl-C stops.""
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import asdict
 from pathlib import Path
+
+from ._common import Output, add_config_options, add_output_options, load_cfg, show_progress
 
 DEFAULT_STORE = ".ragbench/dal.sqlite"
 
@@ -16,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("dal", help="RAG-DAL ingestion pipeline")
     inner = p.add_subparsers(dest="dal_command", metavar="ACTION")
     w = inner.add_parser("watch", help="watch folders, feeds and URLs and index their deltas")
-    w.add_argument("sources", nargs="+", metavar="PATH|URL")
+    w.add_argument("sources", nargs="+", metavar="PATH|URL", help="folders to watch, feed URLs or page URLs")
     w.add_argument("--feed", action="append", default=[], help="treat this URL as an RSS/Atom feed")
     w.add_argument("--store", default=DEFAULT_STORE, help=f"knowledge store (default {DEFAULT_STORE})")
     w.add_argument("--once", action="store_true", help="one round, then exit")
@@ -24,8 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--embedder", choices=("minilm", "hashing", "none"), default=None,
                    help="default: embedding.model; none indexes chunks without vectors")
     w.add_argument("--url-rewrite", default=None, help="map page URLs, e.g. to a local mirror")
-    w.add_argument("--config", default=None, help="YAML config")
-    w.add_argument("--json", action="store_true", help="one JSON line per round")
+    add_config_options(w)
+    add_output_options(w, json_help="print one JSON line per round on stdout (with --once: exactly one)")
     w.set_defaults(func=watch)
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
@@ -60,7 +61,6 @@ def watchers_for(sources: list[str], feeds: list[str], cfg) -> list:
 
 
 def watch(args: argparse.Namespace) -> int:
-    from ..config import load_config
     from ..dal.pipeline import IngestionPipeline
     from ..store import KnowledgeStore
 
@@ -69,7 +69,8 @@ def watch(args: argparse.Namespace) -> int:
         overrides["embedding.model"] = args.embedder
     if args.url_rewrite:
         overrides["dal.url_rewrite"] = args.url_rewrite
-    cfg = load_config(args.config, overrides)
+    out = Output(args)
+    cfg = load_cfg(args, overrides)
     watchers = watchers_for(args.sources, args.feed, cfg)
     embedder = None
     if args.embedder != "none":
@@ -77,18 +78,15 @@ def watch(args: argparse.Namespace) -> int:
 
         embedder = make_embedder(cfg.embedding)
     with KnowledgeStore.open(args.store) as store:
-        pipe = IngestionPipeline(store, embedder, show_progress=not args.json)
+        pipe = IngestionPipeline(store, embedder, show_progress=show_progress(args))
         while True:
             rep = pipe.run(watchers)
-            if args.json:
-                d = asdict(rep)
-                d["reprocessed"] = len(rep.reprocessed)
-                print(json.dumps(d, ensure_ascii=False), flush=True)
-            else:
-                print(f"added {rep.added}, updated {rep.updated}, unchanged {rep.unchanged}, deleted {rep.deleted}, "
-                      f"duplicates {rep.duplicates}, chunks {rep.chunks}, errors {len(rep.errors)}", flush=True)
-                for e in rep.errors:
-                    print(f"  [{e.stage}/{e.kind}] {e.source}: {e.message}", flush=True)
+            d = asdict(rep)
+            d["reprocessed"] = len(rep.reprocessed)
+            out.json(d)
+            out.text(f"added {rep.added}, updated {rep.updated}, unchanged {rep.unchanged}, deleted {rep.deleted}, "
+                     f"duplicates {rep.duplicates}, chunks {rep.chunks}, errors {len(rep.errors)}",
+                     *(f"  [{e.stage}/{e.kind}] {e.source}: {e.message}" for e in rep.errors))
             if args.once:
                 return 0
             try:

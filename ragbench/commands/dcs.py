@@ -1,70 +1,99 @@
-"""``ragbench dcs locomo FILE`` and ``ragbench dcs threads FILE``: DCS context-selection evaluations.
+"""``ragbench dcs locomo FILE`` and ``ragbench dcs threads FILE``: DCS context-selection evaluations, configured by
+the ``dcs`` section of ``--config`` / ``--set`` and logged to MLflow (experiment ``ragbench-dcs``).
 
-With ``--json`` the last line of output is one JSON object (the summary), so scripts can ``tail -1``.
-"""
+With ``--json`` stdout is one JSON line (the summary, with ``mlflow_run_id``)."""
 from __future__ import annotations
 
 import argparse
-import json
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from ._common import Output, add_common_options, add_k_option, load_cfg, show_progress
 
-def _ks(text: str) -> list[int]:
-    try:
-        ks = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 5,10,25,50, found {text!r}")
-    if not ks or min(ks) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive k values, found {text!r}")
-    return ks
+EXPERIMENT = "ragbench-dcs"
 
 
-def _dcs_config(args: argparse.Namespace):
-    from ..config import DcsConfig
+def _cfg(args: argparse.Namespace) -> Any:
+    faithful = {"dcs.faithful": True, "dcs.profile": "source"} if args.faithful else {}
+    return load_cfg(args, faithful)
 
-    return DcsConfig(faithful=args.faithful, profile="source" if args.faithful else "improved")
+
+def _table(df: Any) -> str:
+    with pd.option_context("display.width", 160, "display.max_columns", 20, "display.precision", 3):
+        return str(df)
+
+
+def _finish(args: argparse.Namespace, out: Output, cfg: Any, run_name: str, metrics: dict[str, Any],
+            record: dict[str, Any], params: dict[str, Any], artifacts: list[Any], model_sha256: Any = None) -> int:
+    from ..provenance import data_hash
+    from ..tracking import record_run
+
+    rec = record_run(EXPERIMENT, run_name, cfg, metrics, params={"eval": params}, artifacts=artifacts,
+                     data_hash=data_hash(args.file), model_sha256=model_sha256, enabled=not args.no_mlflow,
+                     tags={"dataset": run_name.split("-")[0]})
+    out.text(f"mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
+    if rec.error:
+        out.error(rec.error)
+    out.json({**record, "mlflow_run_id": rec.run_id})
+    return 1 if rec.error else 0
 
 
 def run_locomo(args: argparse.Namespace) -> int:
     from ..eval.locomo import TurnText, evaluate_locomo
+    from ..retrieval.embedding import make_embedder
 
+    out = Output(args)
+    cfg = _cfg(args)
     how = TurnText(speaker=not args.no_speaker, captions=not args.no_captions, date=not args.no_date,
                    before=args.before)
-    result = evaluate_locomo(args.file, ks=args.k, config=_dcs_config(args), how=how, dcs_weight=args.dcs_weight,
-                             mode=args.dcs_mode, conversations=args.conversation or None,
-                             max_questions=args.max_questions, show_progress=not args.quiet)
+    embedder = make_embedder(cfg.embedding)
+    result = evaluate_locomo(args.file, ks=args.k, embedder=embedder, config=cfg.dcs, how=how,
+                             dcs_weight=args.dcs_weight, mode=args.dcs_mode,
+                             conversations=args.conversation or None, max_questions=args.max_questions,
+                             show_progress=show_progress(args))
     summary = result.summary()
     k = 10 if 10 in result.ks else result.ks[0]
-    if not args.json or args.verbose_tables:
-        with pd.option_context("display.width", 160, "display.max_columns", 20, "display.precision", 3):
-            print(pd.DataFrame(summary["strategies"]).T)
-            print(f"\nrecall@{k} by category:")
-            print(result.by_category(k))
-            print(f"\npaired tests of recall@{k} against dense:")
-            print(result.significance(k))
-    if args.json:
-        print(json.dumps(summary, sort_keys=False))
-    return 0
+    out.text(_table(pd.DataFrame(summary["strategies"]).T), f"\nrecall@{k} by category:",
+             _table(result.by_category(k)), f"\npaired tests of recall@{k} against dense:",
+             _table(result.significance(k)))
+    folder = Path(args.out) if args.out else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        result.per_question.to_csv(folder / "per_question.csv", index=False)
+    metrics = {f"{s}.{m}": v for s, row in summary["strategies"].items() for m, v in row.items()}
+    metrics["questions"] = summary["questions"]
+    params = {"file": str(args.file), "k": ",".join(map(str, result.ks)), "dcs_weight": args.dcs_weight,
+              "dcs_mode": args.dcs_mode, "turn_text": how.__dict__, "max_questions": args.max_questions,
+              "conversations": ",".join(args.conversation or []) or "all"}
+    return _finish(args, out, cfg, f"locomo-{Path(args.file).stem}", metrics, summary, params, [folder],
+                   getattr(embedder, "sha256", None))
 
 
 def run_threads(args: argparse.Namespace) -> int:
     from ..eval.threads import default_settings, load_messages, thread_recovery
 
+    out = Output(args)
+    cfg = _cfg(args)
     df = load_messages(args.file)
     embedder = None
     if args.clusters:
-        from ..config import EmbeddingConfig
         from ..retrieval.embedding import make_embedder
 
-        embedder = make_embedder(EmbeddingConfig())
-    table = thread_recovery(df, default_settings(embedder, n_clusters=args.clusters or 8, texts=list(df["content"])))
-    if not args.json:
-        with pd.option_context("display.width", 160, "display.max_columns", 20, "display.precision", 3):
-            print(table)
-    else:
-        print(json.dumps({"settings": table.round(6).to_dict(orient="index")}))
-    return 0
+        embedder = make_embedder(cfg.embedding)
+    table = thread_recovery(df, default_settings(embedder, n_clusters=args.clusters or 8,
+                                                 texts=list(df["content"]), config=cfg.dcs))
+    out.text(_table(table))
+    folder = Path(args.out) if args.out else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        table.to_csv(folder / "thread_recovery.csv")
+    settings = table.round(6).to_dict(orient="index")
+    metrics = {f"{s}.{m}": v for s, row in settings.items() for m, v in row.items()}
+    return _finish(args, out, cfg, f"threads-{Path(args.file).stem}", metrics, {"settings": settings},
+                   {"file": str(args.file), "clusters": args.clusters}, [folder],
+                   getattr(embedder, "sha256", None))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,11 +101,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     inner = parser.add_subparsers(dest="dcs_command", metavar="EVAL")
 
     p = inner.add_parser("locomo", help="context-selection recall@k on LoCoMo")
-    p.add_argument("file", help="a LoCoMo JSON file (e.g. locomo_dev.json)")
-    p.add_argument("--k", type=_ks, default=[5, 10, 25, 50], help="comma-separated k values (default 5,10,25,50)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON on the last line")
-    p.add_argument("--verbose-tables", action="store_true", help="with --json, print the tables too")
-    p.add_argument("--faithful", action="store_true", help="DCS as the source (profile source, flaws kept)")
+    p.add_argument("file", metavar="FILE", help="a LoCoMo JSON file (e.g. locomo_dev.json)")
+    add_k_option(p, default=[5, 10, 25, 50], multiple=True, help="comma-separated cutoffs (default 5,10,25,50)")
+    p.add_argument("--faithful", action="store_true",
+                   help="DCS as the source (sets dcs.faithful=true, dcs.profile=source)")
     p.add_argument("--dcs-weight", type=float, default=0.1, help="dcs_dense: weight of the DCS score (add mode)")
     p.add_argument("--dcs-mode", choices=["add", "first"], default="add",
                    help="dcs_dense: add the DCS score to the cosine, or put DCS-selected turns first")
@@ -86,12 +114,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--before", type=int, default=1, help="earlier turns of the session added to a turn's text")
     p.add_argument("--conversation", action="append", help="only this sample_id (repeatable)")
     p.add_argument("--max-questions", type=int, default=None, help="only the first N questions per conversation")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", default=None, metavar="DIR", help="folder for per_question.csv")
+    add_common_options(p)
     p.set_defaults(func=run_locomo)
 
     t = inner.add_parser("threads", help="thread recovery on the DCS test messages")
-    t.add_argument("file", help="dcs_test_messages.json")
-    t.add_argument("--json", action="store_true", help="print the table as JSON on the last line")
+    t.add_argument("file", metavar="FILE", help="dcs_test_messages.json")
+    t.add_argument("--faithful", action="store_true",
+                   help="score the configured setting as the source (dcs.faithful=true, dcs.profile=source)")
     t.add_argument("--clusters", type=int, default=8, help="k of the embedding-cluster setting (0: leave it out)")
+    t.add_argument("--out", default=None, metavar="DIR", help="folder for thread_recovery.csv")
+    add_common_options(t)
     t.set_defaults(func=run_threads)
     parser.set_defaults(func=lambda args: parser.print_help() or 2)

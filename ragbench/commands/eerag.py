@@ -1,9 +1,11 @@
 """``ragbench eerag …``: ``bench FILE`` (the EE-RAG benchmark), ``tokens DATA_DIR`` (token-cost study on BEIR),
 ``chat --store S`` (an interactive, persisted EE-RAG + DCS conversation), ``audit --store S --conversation ID``
 and ``converse FILE`` (LoCoMo conversations replayed through the system; ``commands/eerag_converse.py``).
+``bench`` and ``tokens`` log an MLflow run (experiment ``ragbench-eerag``).
 
-Grammar (docs/design.md): ``--config FILE``, repeatable ``--set name=value``, ``--retriever``, ``-k``, ``--model``;
-progress on stderr (``--quiet`` silences it); with ``--json`` stdout is exactly one JSON line.
+Grammar (docs/design.md, helpers in ``commands/_common.py``): ``--config FILE``, repeatable ``--set name=value``,
+``--retriever``, ``-k``, ``--model``; progress on stderr (``--quiet`` silences it); with ``--json`` stdout is
+exactly one JSON line.
 """
 from __future__ import annotations
 
@@ -11,10 +13,14 @@ import argparse
 import json
 import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
-from ..config import RagbenchConfig, load_config, with_overrides
-from ..retrieval.retriever import MODES
+from ..config import RagbenchConfig
+from ._common import (Output, add_config_options, add_k_option, add_model_option, add_output_options,
+                      add_retriever_option, add_tracking_option, json_line, load_cfg, show_progress)
+
+EXPERIMENT = "ragbench-eerag"
 
 MODEL_HELP = "chat model: llama (best installed local GGUF), llama:<name> (e.g. llama:qwen2.5-coder-1.5b), openai"
 
@@ -29,72 +35,84 @@ def chat_model(name: str | None) -> Any:
 
 def config_from(args: argparse.Namespace) -> RagbenchConfig:
     """``--config`` + ``--set`` + the option shortcuts (``--retriever``, ``-k``, ``--elector``)."""
-    overrides: dict[str, Any] = {}
-    for item in getattr(args, "set", None) or []:
-        if "=" not in item:
-            from ..errors import ConfigError
-
-            raise ConfigError(f"--set expects name=value, found {item!r}. Fix: e.g. --set eerag.top_k=3.")
-        name, value = item.split("=", 1)
-        overrides[name.strip()] = value
-    if getattr(args, "retriever", None):
-        overrides["retrieval.mode"] = args.retriever
-    if getattr(args, "k", None):
-        overrides["eerag.top_k"] = args.k
-    if getattr(args, "elector", None):
-        overrides["eerag.elector"] = args.elector
-    return with_overrides(load_config(args.config), overrides)
+    return load_cfg(args, {"retrieval.mode": getattr(args, "retriever", None), "eerag.top_k": getattr(args, "k", None),
+                           "eerag.elector": getattr(args, "elector", None)})
 
 
 def add_grammar(p: argparse.ArgumentParser, k_help: str = "candidates shown in the header (eerag.top_k)") -> None:
-    p.add_argument("--config", help="YAML config file")
-    p.add_argument("--set", action="append", metavar="NAME=VALUE",
-                   help="override a config field, e.g. eerag.elect_threshold=0.4 (repeatable)")
-    p.add_argument("--retriever", choices=MODES, help="retrieval mode for candidates (retrieval.mode)")
-    p.add_argument("-k", type=int, help=k_help)
-    p.add_argument("--model", help=MODEL_HELP)
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.add_argument("--json", action="store_true", help="stdout is exactly one JSON line")
+    add_config_options(p)
+    add_retriever_option(p, help="retrieval mode for candidates: bm25, dense, lsh, hybrid (retrieval.mode)")
+    add_k_option(p, help=k_help)
+    add_model_option(p, help=MODEL_HELP)
+    add_output_options(p)
 
 
 # ---------------------------------------------------------------------------------------------- bench / tokens
 
+def _track(args: argparse.Namespace, out: Output, cfg: RagbenchConfig, run_name: str, metrics: dict[str, Any],
+           params: dict[str, Any], data: str, artifacts: list[Any]) -> tuple[str | None, int]:
+    """Log the run; returns (run id, exit status)."""
+    from ..provenance import data_hash
+    from ..tracking import record_run
+
+    rec = record_run(EXPERIMENT, run_name, cfg, metrics, params={"eval": params}, artifacts=artifacts,
+                     data_hash=data_hash(data), enabled=not args.no_mlflow, tags={"dataset": run_name.split("-")[0]})
+    out.text(f"mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
+    if rec.error:
+        out.error(rec.error)
+    return rec.run_id, 1 if rec.error else 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     from ..eval.eerag_bench import SUMMARY_KEYS, run_bench
 
+    out = Output(args)
     cfg = config_from(args)
-    if args.mode:
-        cfg = with_overrides(cfg, {"retrieval.mode": args.mode})
-    report = run_bench(args.file, cfg=cfg, mode=args.retriever or args.mode or "dense",
-                       chat_model=chat_model(args.model), show_progress=not args.quiet)
+    report = run_bench(args.file, cfg=cfg, mode=args.retriever or "dense", chat_model=chat_model(args.model),
+                       show_progress=show_progress(args))
     s = report.summary
-    out = sys.stderr if args.json else sys.stdout
-    for _, row in report.cases.iterrows():
-        print(f"{row.case_id}  expected={row.expected}  elected={row.elected}  tokens={row.context_tokens}"
-              f" (naive {row.naive_context_tokens})  {row.election_status} {row.failure}", file=out)
-    for k in SUMMARY_KEYS + ("answer_hint_rate",):
-        if k in s:
-            print(f"{k:>24}: {s[k]:.3f}", file=out)
+    lines = [f"{row.case_id}  expected={row.expected}  elected={row.elected}  tokens={row.context_tokens}"
+             f" (naive {row.naive_context_tokens})  {row.election_status} {row.failure}"
+             for _, row in report.cases.iterrows()]
+    lines += [f"{k:>24}: {s[k]:.3f}" for k in SUMMARY_KEYS + ("answer_hint_rate",) if k in s]
     saving = 1 - s["context_tokens"] / s["naive_context_tokens"] if s["naive_context_tokens"] else 0.0
-    print(f"{'token saving vs naive':>24}: {saving:.1%}   ({report.info})", file=out)
-    if args.json:
-        print(json.dumps({**{k: s[k] for k in SUMMARY_KEYS}, **report.info}))
-    return 0
+    lines.append(f"{'token saving vs naive':>24}: {saving:.1%}   ({report.info})")
+    out.text(*lines)
+    folder = Path(args.out) if args.out else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        report.cases.to_json(folder / "cases.jsonl", orient="records", lines=True)
+        report.per_query.to_csv(folder / "per_query.csv", index=False)
+    run_id, status = _track(args, out, cfg, f"bench-{cfg.eerag.elector}", dict(s),
+                            {"file": str(args.file), "retriever": args.retriever or "dense", **report.info},
+                            args.file, [folder])
+    out.json({**{k: s[k] for k in SUMMARY_KEYS}, **report.info, "mlflow_run_id": run_id})
+    return status
 
 
 def _tokens(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
     from ..eval.eerag_tokens import run_token_study
 
+    out = Output(args)
     cfg = config_from(args)
-    thresholds = [float(t) for t in args.thresholds.split(",")]
+    try:
+        thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
+    except ValueError:
+        raise ConfigError(f"--thresholds expects comma-separated numbers, found {args.thresholds!r}. "
+                          "Fix: e.g. --thresholds 0.3,0.4,0.5") from None
     study = run_token_study(args.data_dir, split=args.split, cfg=cfg, k=args.k or 5, thresholds=thresholds,
-                            max_queries=args.max_queries, seed=args.seed, show_progress=not args.quiet)
-    print(study.curve.to_string(index=False), file=sys.stderr if args.json else sys.stdout)
+                            max_queries=args.max_queries, seed=args.seed, show_progress=show_progress(args))
+    out.text(study.curve.to_string(index=False))
     if args.out:
         study.save(args.out)
-    if args.json:
-        print(json.dumps(study.headline))
-    return 0
+    metrics = {k: v for k, v in study.headline.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    run_id, status = _track(args, out, cfg, f"tokens-{Path(args.data_dir).name}-{args.split}", metrics,
+                            {"data": str(args.data_dir), "split": args.split, "k": args.k or 5,
+                             "thresholds": args.thresholds, "max_queries": args.max_queries, "seed": args.seed},
+                            args.data_dir, [args.out])
+    out.json({**study.headline, "mlflow_run_id": run_id})
+    return status
 
 
 # ---------------------------------------------------------------------------------------------- chat / audit
@@ -130,7 +148,7 @@ def _chat(args: argparse.Namespace) -> int:
                 continue
             r = conv.send(line.strip())
             if args.json:
-                print(json.dumps(r.to_dict()))
+                print(json_line(r.to_dict()))
             else:
                 print(r.reply)
                 docs = [store.get_chunk(c).doc_id if store.get_chunk(c) else c for c in r.elected_ids]
@@ -168,8 +186,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = inner.add_parser("bench", help="run the EE-RAG benchmark file")
     b.add_argument("file", help="benchmark JSON (eedag_benchmark_v1.json format)")
     b.add_argument("--elector", choices=["policy", "llm"], help="who elects (eerag.elector; default policy)")
-    b.add_argument("--mode", choices=MODES, help="old name of --retriever (default dense)")
+    b.add_argument("--out", default=None, metavar="DIR", help="folder for cases.jsonl and per_query.csv")
     add_grammar(b)
+    add_tracking_option(b)
     b.set_defaults(func=_bench)
     t = inner.add_parser("tokens", help="token-cost study: naive top-k vs EE-RAG on a BEIR dataset")
     t.add_argument("data_dir", help="BEIR dataset folder")
@@ -179,6 +198,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--seed", type=int, default=0, help="random seed")
     t.add_argument("--out", help="folder for the curve CSV and plot")
     add_grammar(t, "candidates per query (default 5)")
+    add_tracking_option(t)
     t.set_defaults(func=_tokens)
     c = inner.add_parser("chat", help="interactive EE-RAG + DCS conversation over a store (stdin, one message a line)")
     c.add_argument("--store", required=True, help="knowledge store file")
@@ -189,6 +209,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = inner.add_parser("audit", help="the two-phase audit of a stored conversation")
     a.add_argument("--store", required=True, help="knowledge store file")
     a.add_argument("--conversation", required=True, help="conversation id")
-    a.add_argument("--json", action="store_true", help="stdout is exactly one JSON line")
+    add_output_options(a)
     a.set_defaults(func=_audit)
     parser.set_defaults(func=lambda a: parser.print_help() or 2)

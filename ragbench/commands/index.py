@@ -5,11 +5,11 @@ Re-running is cheap: unchanged files are skipped by content hash; changed ones g
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
 from ..errors import DataError
+from ._common import Output, add_config_options, add_output_options, load_cfg, show_progress
 
 SUFFIXES = (".txt", ".md", ".markdown", ".text")
 _HEADING = re.compile(r"^\s{0,3}#\s+(.+?)\s*#*\s*$", re.M)
@@ -19,12 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("index", help="ingest text/markdown files into a knowledge store")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (*.txt, *.md, *.markdown)")
     p.add_argument("--store", required=True, help="knowledge store (SQLite file)")
-    p.add_argument("--config", default=None, help="YAML config (chunking and embedding sections)")
     p.add_argument("--no-embed", action="store_true", help="skip embeddings (keyword search only)")
     p.add_argument("--roles", default="", help="comma-separated roles allowed to read (default: anyone)")
     p.add_argument("--departments", default="", help="comma-separated departments allowed (default: any)")
     p.add_argument("--classification", default="Public", help="Public | Internal | Confidential | Restricted")
-    p.add_argument("--json", action="store_true", help="print the ingest report as one JSON line")
+    add_config_options(p)
+    add_output_options(p, json_help="print the ingest report as exactly one JSON line on stdout")
     p.set_defaults(func=run)
 
 
@@ -57,13 +57,13 @@ def _split(value: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import load_config
     from ..retrieval.chunking import make_chunker
     from ..schema import Acl, Document
     from ..store import KnowledgeStore
     from ..text import read_text_file
 
-    cfg = load_config(args.config)
+    out = Output(args)
+    cfg = load_cfg(args)
     acl = Acl.make(_split(args.roles), _split(args.departments), args.classification)
     docs = []
     for f in collect_files(args.paths):  # every file is read (and checked) before the store is touched
@@ -76,13 +76,11 @@ def run(args: argparse.Namespace) -> int:
 
         embedder = make_embedder(cfg.embedding)
     with KnowledgeStore.open(args.store) as store:
-        report = store.ingest(docs, chunker, embedder, show_progress=not args.json)
+        report = store.ingest(docs, chunker, embedder, show_progress=show_progress(args))
         total = len(store)
     summary = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged,
                "chunks": report.chunks, "documents": total, "errors": report.errors}
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print(f"indexed {len(docs)} files into {args.store}: {report.added} added, {report.updated} updated, "
-              f"{report.unchanged} unchanged, {report.chunks} new chunks; {total} documents in the store")
+    out.json(summary)
+    out.text(f"indexed {len(docs)} files into {args.store}: {report.added} added, {report.updated} updated, "
+             f"{report.unchanged} unchanged, {report.chunks} new chunks; {total} documents in the store")
     return 0

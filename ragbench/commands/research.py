@@ -1,7 +1,7 @@
-"""``ragbench research "QUESTION" [--search-url URL] [--max-passes 4] [--out DIR] [--json]``: multi-pass web
-research (RAG-DAL). Prints the coverage report with every confidence explained; writes report, entries and the
-grounded prompt to ``--out``. With ``--json`` the last line is one JSON object with the keys passes_completed,
-sources_used, is_complete, sub_topics, gaps and unresolvable.
+"""``ragbench research "QUESTION"``: multi-pass web research (RAG-DAL). Prints the coverage report with every
+confidence explained; writes report, entries and the grounded prompt to ``--out``; logs an MLflow run (experiment
+``ragbench-research``). With ``--json`` stdout is one JSON line with the keys passes_completed, sources_used,
+is_complete, sub_topics, gaps, unresolvable and mlflow_run_id.
 
 ``--testweb`` starts the local test web (ragbench.dal.testweb) and researches it; a loopback ``--search-url``
 (e.g. a test web started with ``python -m ragbench.dal.testweb``) maps page URLs to that server automatically."""
@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 from typing import Iterator
+
+from ._common import Output, add_common_options, add_model_option, load_cfg, show_progress
+
+EXPERIMENT = "ragbench-research"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("research", help="multi-pass web research with credibility tiers and coverage report")
-    p.add_argument("question", metavar="QUESTION")
+    p.add_argument("question", metavar="QUESTION", help="the research question")
     p.add_argument("--search-url", default=None, help="DuckDuckGo-style HTML search endpoint (default: dal.search_url)")
     p.add_argument("--url-rewrite", default=None, help="map page URLs, e.g. http://127.0.0.1:8765/site/{host}{path}")
     p.add_argument("--testweb", action="store_true", help="start the local test web and research it")
@@ -23,11 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", default=None, help="knowledge store holding the hub (reused across sessions)")
     p.add_argument("--as-of", default=None, help="date recency is measured against (default: today)")
     p.add_argument("--embedder", choices=("minilm", "hashing"), default=None, help="default: embedding.model")
-    p.add_argument("--chat-model", default=None, help="answer with this chat model (extractive | openai | llama)")
-    p.add_argument("--decompose-with", default=None, help="decompose with this chat model instead of the rules")
-    p.add_argument("--config", default=None, help="YAML config")
-    p.add_argument("--json", action="store_true", help="end the output with one JSON line")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_model_option(p, help="answer with this chat model into answer.txt (extractive | openai | llama)")
+    p.add_argument("--decompose-with", default=None, metavar="NAME",
+                   help="decompose with this chat model instead of the rules")
+    add_common_options(p)
     p.set_defaults(func=run)
 
 
@@ -42,30 +46,37 @@ def _maybe_testweb(on: bool) -> Iterator[object | None]:
         yield web
 
 
+def _metrics(summary: dict) -> dict[str, float]:
+    topics = summary.get("sub_topics") or []
+    conf = [float(t["confidence"]) for t in topics if t.get("confidence") is not None]
+    return {"passes_completed": summary["passes_completed"], "sources_used": summary["sources_used"],
+            "is_complete": float(bool(summary["is_complete"])), "sub_topics": len(topics),
+            "mean_confidence": sum(conf) / len(conf) if conf else float("nan"),
+            "gaps": len(summary.get("gaps") or []), "unresolvable": len(summary.get("unresolvable") or [])}
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..config import load_config
     from ..dal.hub import KnowledgeHub
     from ..dal.session import build_researcher, json_line, write_outputs
+    from ..provenance import text_hash
+    from ..tracking import record_run
 
-    overrides: dict[str, object] = {}
-    for key, value in (("dal.search_url", args.search_url), ("dal.url_rewrite", args.url_rewrite),
-                       ("dal.max_passes", args.max_passes), ("dal.as_of", args.as_of),
-                       ("embedding.model", args.embedder)):
-        if value is not None:
-            overrides[key] = value
+    out = Output(args)
+    overrides: dict[str, object] = {"dal.search_url": args.search_url, "dal.url_rewrite": args.url_rewrite,
+                                    "dal.max_passes": args.max_passes, "dal.as_of": args.as_of,
+                                    "embedding.model": args.embedder, "dal.decomposer": args.decompose_with}
     with _maybe_testweb(args.testweb) as web:
         if web is not None:
             overrides.update({"dal.search_url": web.search_url, "dal.url_rewrite": web.url_rewrite,
                               "dal.request_delay": 0.0})
-            overrides.setdefault("dal.as_of", "2025-06-01")
-        if args.decompose_with:
-            overrides["dal.decomposer"] = args.decompose_with
-        cfg = load_config(args.config, overrides)
+            if args.as_of is None:
+                overrides["dal.as_of"] = "2025-06-01"
+        cfg = load_cfg(args, overrides)
         chat = decomposer = None
-        if args.chat_model or args.decompose_with:
+        if args.model or args.decompose_with:
             from ..llm import make_chat_model
 
-            chat = make_chat_model(args.chat_model) if args.chat_model else None
+            chat = make_chat_model(args.model) if args.model else None
             decomposer = make_chat_model(args.decompose_with) if args.decompose_with else None
         store = None
         if args.store:
@@ -74,15 +85,22 @@ def run(args: argparse.Namespace) -> int:
             store = KnowledgeStore.open(args.store)
         try:
             researcher = build_researcher(cfg, hub=KnowledgeHub(store) if store else None, chat_model=decomposer,
-                                          show_progress=not (args.quiet or args.json))
+                                          show_progress=show_progress(args))
             result = researcher.run(args.question)
         finally:
             if store is not None:
                 store.close()
-    print(result.report.render())
+    out.text(result.report.render())
     if args.out:
         paths = write_outputs(result, args.out, chat)
-        print(f"\nwrote {', '.join(str(p) for p in paths.values())}")
-    if args.json:
-        print(json_line(result))
-    return 0
+        out.text(f"\nwrote {', '.join(str(p) for p in paths.values())}")
+    record = json.loads(json_line(result))
+    rec = record_run(EXPERIMENT, "research", cfg, _metrics(result.report.summary_dict()),
+                     params={"research": {"question": args.question, "model": args.model, "testweb": args.testweb}},
+                     artifacts=[args.out], data_hash=text_hash(args.question), enabled=not args.no_mlflow,
+                     tags={"dataset": "web"})
+    out.text(f"mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
+    if rec.error:
+        out.error(rec.error)
+    out.json({**record, "mlflow_run_id": rec.run_id})
+    return 1 if rec.error else 0

@@ -39,6 +39,7 @@ class BeirResult:
     store_path: Path
     ingest: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)   # provenance (data hash, model sha256, …)
 
 
 def beir_config(path: str | Path | None = None) -> RagbenchConfig:
@@ -115,4 +116,5 @@ def run_beir(data_dir: str | Path, split: str = "test", mode: str = "bm25", cfg:
     Path(str(run_path) + ".meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
     ingest = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged,
               "chunks": report.chunks}
-    return BeirResult(ds.name, split, mode, metrics, int(len(ds.queries)), run_path, store_path, ingest, seconds)
+    return BeirResult(ds.name, split, mode, metrics, int(len(ds.queries)), run_path, store_path, ingest, seconds,
+                      meta)

@@ -112,13 +112,16 @@ def evaluate_threads(messages: pd.DataFrame, classifier: Classifier, config: Dcs
 
 
 def default_settings(embedder=None, n_clusters: int = 8, seed: int = 42,
-                     texts: Sequence[str] | None = None) -> dict[str, tuple[Classifier, DcsConfig]]:
-    """``faithful`` (source profile, source flaws), ``improved`` (word forms, fixes) and, given an embedder,
-    ``clusters`` (the learned taxonomy: KMeans clusters of the texts' embeddings as the only topic ids, with
-    the improved assembler; fitted on the conversation itself, no labels)."""
+                     texts: Sequence[str] | None = None,
+                     config: DcsConfig | None = None) -> dict[str, tuple[Classifier, DcsConfig]]:
+    """``faithful`` (source profile, source flaws), ``improved`` (word forms, fixes; assembled per ``config``,
+    default :class:`DcsConfig`) and, given an embedder, ``clusters`` (the learned taxonomy: KMeans clusters of the
+    texts' embeddings as the only topic ids, with the same assembler; fitted on the conversation itself, no
+    labels)."""
+    config = config or DcsConfig()
     settings: dict[str, tuple[Classifier, DcsConfig]] = {
         "faithful": (PatternClassifier("source"), DcsConfig(faithful=True, profile="source")),
-        "improved": (PatternClassifier("improved"), DcsConfig()),
+        "improved": (PatternClassifier("improved"), config),
     }
     if embedder is not None:
         from ..dcs.classifier import EmbeddingClusterClassifier
@@ -126,7 +129,7 @@ def default_settings(embedder=None, n_clusters: int = 8, seed: int = 42,
         if texts is None:
             raise DataError("default_settings: the cluster setting needs the texts to fit on.")
         clf = EmbeddingClusterClassifier(embedder, n_clusters, seed, "domain")
-        settings["clusters"] = (clf.fit(list(texts)), DcsConfig())
+        settings["clusters"] = (clf.fit(list(texts)), config)
     return settings
 
 

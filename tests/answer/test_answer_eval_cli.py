@@ -83,7 +83,7 @@ def _ragbench(args, cwd, stdin=None):
 
 def test_cli_ask_json(tmp_path):
     r = _ragbench(["ask", "How many days of annual leave do full-time employees get?", "--as", "eval-staff",
-                   "--json", "--mode", "bm25"], tmp_path)
+                   "--json", "--retriever", "bm25"], tmp_path)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert list(out)[:7] == ["answer", "refused", "refusal_reason", "citations", "support_ratio",
@@ -101,7 +101,7 @@ def test_cli_unknown_principal_fails_before_indexing(tmp_path):
 
 
 def test_cli_chat_follow_up(tmp_path):
-    r = _ragbench(["chat", "--as", "eval-staff", "--json", "--mode", "bm25"], tmp_path,
+    r = _ragbench(["chat", "--as", "eval-staff", "--json", "--retriever", "bm25"], tmp_path,
                   stdin="What is the nightly hotel cap in London?\nWhat about elsewhere in the UK?\n")
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in r.stdout.strip().splitlines()]

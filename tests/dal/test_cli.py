@@ -10,12 +10,15 @@ def test_research_command_json_and_outputs(web, tmp_path, capsys):
     code = main(["research", GRAPHQL_QUESTION, "--search-url", web.search_url, "--as-of", "2025-06-01",
                  "--embedder", "hashing", "--out", str(out), "--json", "--config", str(_fast_config(tmp_path))])
     assert code == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    last = json.loads(lines[-1])
-    assert list(last) == ["passes_completed", "sources_used", "is_complete", "sub_topics", "gaps", "unresolvable"]
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 1  # --json: one line on stdout; the report went to stderr
+    last = json.loads(captured.out)
+    assert list(last) == ["passes_completed", "sources_used", "is_complete", "sub_topics", "gaps", "unresolvable",
+                          "mlflow_run_id"]
+    assert last["mlflow_run_id"]
     assert last["passes_completed"] == 2 and last["is_complete"] is True and len(last["sub_topics"]) == 5
     assert all(list(s) == ["topic", "confidence", "sources"] for s in last["sub_topics"])
-    assert lines[0] == f'query: "{GRAPHQL_QUESTION}"'
+    assert f'\nquery: "{GRAPHQL_QUESTION}"\n' in captured.err
     assert sorted(p.name for p in out.iterdir()) == ["entries.json", "prompt.txt", "report.json", "report.txt",
                                                      "report.yaml"]
     assert json.loads((out / "report.json").read_text())["sources_used"] == last["sources_used"]

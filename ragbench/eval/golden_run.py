@@ -1,0 +1,181 @@
+"""The golden evaluation as a function: every retrieval mode (and the grounded-answer system) on a golden set,
+scored, compared, saved, plotted and logged (``ragbench eval golden`` and notebook 01 call :func:`run_golden`).
+
+Steps: load the golden set → chunk its documents → index one retriever per mode (one shared embedder) →
+:func:`ragbench.eval.harness.experiment` with each question asked as its principal, slices = question tags,
+baselines bm25 and dense → save the run folder (default ``runs/golden/<timestamp>``) with a bar chart → log one
+MLflow run (:func:`ragbench.tracking.record_run`). :func:`report` renders the tables the command prints.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ..config import RagbenchConfig
+from ..errors import ConfigError
+from .harness import ExperimentResult, experiment
+from .metrics import AnswerGold
+from .plots import bar_chart
+
+DEFAULT_MODES = ("bm25", "dense", "lsh", "hybrid")
+EXPERIMENT = "ragbench-golden"
+FOCUS_SLICE = "paraphrase"
+ARTIFACTS = ("aggregate.csv", "per_slice.csv", "per_query.csv", "significance.csv", "config.yaml", "meta.json",
+             "golden_metrics.png")
+
+
+def measures(k: int) -> tuple[str, ...]:
+    """The reported measures at cutoff ``k`` (AP is uncut; at depth k it is AP@k in effect)."""
+    return (f"nDCG@{k}", f"R@{k}", f"RR@{k}", f"P@{k}", "AP")
+
+
+@dataclass(frozen=True)
+class GoldenEval:
+    result: ExperimentResult
+    run_dir: Path
+    plot: Path
+    mlflow_run_id: str | None
+    tracking_error: str | None
+    tracking_note: str | None = None   # why nothing was logged, when it was not attempted
+
+
+def build_retrievers(golden: Any, cfg: RagbenchConfig, modes: Sequence[str], embedder: Any = None,
+                     show_progress: bool = False) -> dict[str, Any]:
+    """Index one retriever per mode over the golden documents (chunked per ``cfg.chunking``), with ACLs/titles."""
+    from ..retrieval.chunking import make_chunker
+    from ..retrieval.retriever import make_retriever, needs_embedder, normalize_mode
+
+    chunker = make_chunker(cfg.chunking)
+    chunks = [c for d in golden.documents for c in chunker.chunk(d)]
+    acls = {d.doc_id: d.acl for d in golden.documents}
+    titles = {d.doc_id: d.title for d in golden.documents}
+    if embedder is None and any(needs_embedder(m) for m in modes):
+        from ..retrieval.embedding import make_embedder
+
+        embedder = make_embedder(cfg.embedding)
+    out: dict[str, Any] = {}
+    for mode in modes:
+        name = normalize_mode(mode)
+        out[name] = make_retriever(name, cfg, embedder).index(chunks, acls, titles, show_progress=show_progress)
+    return out
+
+
+def answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any]) -> dict[str, Callable]:
+    """The grounded-answer systems scored next to the retrievers (:mod:`ragbench.eval.answers`)."""
+    from .answers import golden_answer_systems
+
+    return dict(golden_answer_systems(golden, cfg, retrievers))
+
+
+def default_run_dir(kind: str = "golden") -> Path:
+    """``runs/<kind>/<timestamp>`` (suffixed ``-2``, ``-3``… when taken)."""
+    base = Path("runs") / kind / datetime.now().strftime("%Y%m%d-%H%M%S")
+    out, n = base, 1
+    while out.exists():
+        n += 1
+        out = base.with_name(f"{base.name}-{n}")
+    return out
+
+
+def result_metrics(result: ExperimentResult) -> dict[str, float]:
+    """``{"system.measure": v, "system.slice.measure": v}`` of an experiment (the MLflow metrics)."""
+    metrics: dict[str, float] = {}
+    for system, row in result.aggregate.iterrows():
+        metrics.update({f"{system}.{m}": float(v) for m, v in row.items()})
+    for _, row in result.per_slice.iterrows():
+        for m in result.aggregate.columns:
+            metrics[f"{row['system']}.{row['slice']}.{m}"] = float(row[m])
+    return metrics
+
+
+def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MODES, k: int = 5, seed: int = 0,
+               out: str | Path | None = None, cfg: RagbenchConfig | None = None, log_mlflow: bool = True,
+               experiment_name: str = EXPERIMENT, tracking_timeout: float | None = 10,
+               embedder: Any = None, show_progress: bool = False, answers: bool = True) -> GoldenEval:
+    """The whole golden evaluation (module doc); ``answers=False`` scores retrieval only."""
+    from ..tracking import record_run
+    from .golden import DEFAULT_FOLDER, load_golden
+
+    cfg = cfg or RagbenchConfig()
+    if not modes:
+        raise ConfigError("eval golden: no retrieval modes given. Fix: e.g. --retriever bm25,dense,lsh,hybrid.")
+    golden = load_golden(data or DEFAULT_FOLDER)
+    retrievers = build_retrievers(golden, cfg, modes, embedder, show_progress)
+    systems: dict[str, Any] = dict(retrievers)
+    extra = answer_systems(golden, cfg, retrievers) if answers else {}
+    systems.update(extra)
+    baselines = [b for b in ("bm25", "dense") if b in retrievers]
+    run_dir = Path(out) if out is not None else default_run_dir("golden")
+    result = experiment(
+        systems, golden.queries_df(), golden.qrels_df(), measures(k), baseline=baselines or None,
+        slices=golden.tags(), k=k, seed=seed, save_dir=run_dir, config=cfg, data_hash=golden.data_hash,
+        gold_answers=[AnswerGold.from_golden(q) for q in golden.questions] if extra else None,
+        principals={q.qid: golden.principal(q.qid) for q in golden.questions}, show_progress=show_progress)
+    plot = bar_chart(result.aggregate, run_dir / "golden_metrics.png", f"golden set, k = {k}")
+    rec = record_run(experiment_name, f"golden-{run_dir.name}", cfg, result_metrics(result),
+                     params={"eval": {"modes": ",".join(retrievers), "k": k, "seed": seed,
+                                      "data": str(golden.folder)}},
+                     artifacts=[run_dir / name for name in ARTIFACTS], data_hash=golden.data_hash,
+                     model_sha256=(result.meta or {}).get("model_sha256"),
+                     tags={"dataset": "golden", "run_dir": str(run_dir)}, enabled=log_mlflow,
+                     timeout=tracking_timeout)
+    return GoldenEval(result, run_dir, plot, rec.run_id, rec.error, rec.skipped)
+
+
+def split_measures(table: Any) -> tuple[Any, Any]:
+    """(retrieval part, answer part) of an aggregate or per-slice table: columns that parse as retrieval
+    measures vs the others, each keeping only the rows where some value applies."""
+    from ..errors import SchemaError
+    from .metrics import parse_measure
+
+    def is_retrieval(col: str) -> bool:
+        try:
+            parse_measure(col)
+            return True
+        except SchemaError:
+            return False
+
+    keys = [c for c in table.columns if c in ("system", "slice", "n")]
+    ret = [c for c in table.columns if c not in keys and is_retrieval(str(c))]
+    ans = [c for c in table.columns if c not in keys and c not in ret]
+    parts = []
+    for cols in (ret, ans):
+        part = table[keys + cols]
+        parts.append(part.dropna(how="all", subset=cols) if cols else part.iloc[0:0])
+    return parts[0], parts[1]
+
+
+def _fmt(df: Any) -> str:
+    return df.to_string(float_format=lambda v: f"{v:.3f}")
+
+
+def report(ev: GoldenEval) -> str:
+    """The printed tables: aggregate, per slice, and significance on the paraphrase slice."""
+    res = ev.result
+    lines: list[str] = []
+    for label, agg, per in zip(("Retrieval", "Answers"), split_measures(res.aggregate),
+                               split_measures(res.per_slice)):
+        if len(agg):
+            lines += [f"{label}: aggregate (mean over questions)", _fmt(agg), "",
+                      f"{label}: per slice", _fmt(per.set_index(["system", "slice"])), ""]
+    sig = res.significance
+    focus = sig[(sig["slice"] == FOCUS_SLICE) & (sig["system"] == "hybrid")] if len(sig) else sig
+    if len(focus):
+        cols = ["baseline", "measure", "n", "mean", "baseline_mean", "mean_diff", "t_p", "wilcoxon_p",
+                "permutation_p", "p_corrected", "ci_low", "ci_high", "wins", "ties", "losses"]
+        lines += [f"Significance on the {FOCUS_SLICE} slice: hybrid vs baselines (p_corrected = Holm over the "
+                  "slice's family)", _fmt(focus[cols].reset_index(drop=True)), ""]
+    lines.append(f"run folder: {ev.run_dir}")
+    lines.append(f"mlflow run: {ev.mlflow_run_id}" if ev.mlflow_run_id else
+                 f"mlflow run: not logged ({ev.tracking_note})" if ev.tracking_note else "mlflow run: not logged")
+    return "\n".join(lines)
+
+
+def summary_json(ev: GoldenEval) -> dict[str, Any]:
+    """The ``--json`` record: each system lists the measures that apply to it (retrieval or answer measures)."""
+    systems = {str(s): {m: float(v) for m, v in row.items() if not math.isnan(float(v))}
+               for s, row in ev.result.aggregate.iterrows()}
+    return {"systems": systems, "mlflow_run_id": ev.mlflow_run_id, "run_dir": str(ev.run_dir)}

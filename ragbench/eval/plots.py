@@ -1,0 +1,56 @@
+"""Result plots shared by the evaluations (matplotlib with the Agg backend; byte-identical PNGs for the same
+numbers)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: Measures that are counts, not rates in [0, 1]: drawn on their own axis.
+COUNT_MEASURES = ("context_tokens", "model_calls", "latency_ms", "context_size")
+
+
+def is_count(measure: str) -> bool:
+    """Whether a measure is a count (tokens, calls, milliseconds) rather than a rate in [0, 1]."""
+    return str(measure) in COUNT_MEASURES or str(measure).endswith(("_tokens", "_ms", "_calls"))
+
+
+def _bars(ax: Any, data: Any, width: float, labels: bool) -> None:
+    for i, system in enumerate(data.index):
+        xs = [j + i * width for j in range(len(data.columns))]
+        ax.bar(xs, data.loc[system].fillna(0).to_numpy(), width, label=str(system) if labels else None)
+    ax.set_xticks([j + (len(data.index) - 1) * width / 2 for j in range(len(data.columns))], list(data.columns))
+
+
+def bar_chart(aggregate: Any, path: str | Path, title: str = "golden set") -> Path:
+    """Grouped bars, one group per measure and one bar per system: rates on a 0–1 axis, counts (context tokens,
+    model calls) on a second panel with their own axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = aggregate.dropna(axis=1, how="all")
+    rates = data[[c for c in data.columns if not is_count(c)]]
+    counts = data[[c for c in data.columns if is_count(c)]]
+    width = 0.8 / max(1, len(data.index))
+    panels = [p for p in (rates, counts) if len(p.columns)]
+    ratios = [max(1, len(p.columns)) for p in panels] or [1]
+    fig, axes = plt.subplots(1, len(panels) or 1, figsize=(max(6, 1.4 * len(data.columns) + 2), 4), dpi=100,
+                             gridspec_kw={"width_ratios": ratios}, squeeze=False)
+    for n, (ax, part) in enumerate(zip(axes[0], panels)):
+        _bars(ax, part, width, labels=n == 0)
+        if part is rates:
+            ax.set_ylim(0, 1.05)
+            ax.set_ylabel("rate (mean over questions)")
+        else:
+            ax.set_ylabel("count (mean per question)")
+    fig.suptitle(title)
+    if len(data.index):
+        fig.legend(loc="lower center", ncol=min(6, len(data.index)), fontsize="small", frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    # Fixed metadata so the same numbers give byte-identical PNGs.
+    fig.savefig(p, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return p
