@@ -16,7 +16,8 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..config import RagbenchConfig, load_config
 from ..errors import ConfigError
@@ -34,7 +35,7 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
                         "applied after --config)")
 
 
-def add_retriever_option(p: argparse.ArgumentParser, default: str | None = None, multiple: bool = False,
+def add_retriever_option(p: argparse.ArgumentParser, default: str | list[str] | None = None, multiple: bool = False,
                          choices: Sequence[str] = RETRIEVERS, help: str | None = None) -> None:
     """``--retriever MODE`` (or a comma-separated list when ``multiple``)."""
     names = ", ".join(choices)
@@ -46,7 +47,7 @@ def add_retriever_option(p: argparse.ArgumentParser, default: str | None = None,
                        help=help or f"retrieval mode: {names} (default: {default or 'retrieval.mode of the config'})")
 
 
-def add_k_option(p: argparse.ArgumentParser, default: int | None = None, help: str | None = None,
+def add_k_option(p: argparse.ArgumentParser, default: int | list[int] | None = None, help: str | None = None,
                  multiple: bool = False) -> None:
     """``-k N``: the retrieval cutoff (``multiple``: comma-separated cutoffs such as ``5,10,25``)."""
     if multiple:

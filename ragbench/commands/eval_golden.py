@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import (Output, add_common_options, add_k_option, add_retriever_option, load_cfg,
-                      show_progress)
+from ._common import Output, add_common_options, add_k_option, add_retriever_option, load_cfg, show_progress
 
 DEFAULT_MODES = ("bm25", "dense", "lsh", "hybrid")
 

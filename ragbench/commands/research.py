@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-from typing import Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ._common import Output, add_common_options, add_model_option, load_cfg, show_progress
 
@@ -36,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 @contextlib.contextmanager
-def _maybe_testweb(on: bool) -> Iterator[object | None]:
+def _maybe_testweb(on: bool) -> Iterator[Any]:
     if not on:
         yield None
         return

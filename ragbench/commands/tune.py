@@ -17,7 +17,8 @@ from ._common import Output, add_common_options, load_cfg, show_progress
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tune", help="Optuna sweep of an experiment file, held-out confirmation, MLflow logging")
-    p.add_argument("experiment", metavar="EXPERIMENT.yaml", help="search space + objective + dataset (see docs/tuning.md)")
+    p.add_argument("experiment", metavar="EXPERIMENT.yaml",
+                   help="search space + objective + dataset (see docs/tuning.md)")
     p.add_argument("--trials", type=int, default=None, help="trial budget of the study (default: the file's)")
     p.add_argument("--workers", type=int, default=1, help="worker processes sharing the study (default 1)")
     p.add_argument("--storage", default=None,

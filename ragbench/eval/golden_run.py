@@ -9,10 +9,11 @@ MLflow run (:func:`ragbench.tracking.record_run`). :func:`report` renders the ta
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ..config import RagbenchConfig
 from ..errors import ConfigError
@@ -157,7 +158,7 @@ def report(ev: GoldenEval) -> str:
     res = ev.result
     lines: list[str] = []
     for label, agg, per in zip(("Retrieval", "Answers"), split_measures(res.aggregate),
-                               split_measures(res.per_slice)):
+                               split_measures(res.per_slice), strict=True):
         if len(agg):
             lines += [f"{label}: aggregate (mean over questions)", _fmt(agg), "",
                       f"{label}: per slice", _fmt(per.set_index(["system", "slice"])), ""]

@@ -37,7 +37,7 @@ def bar_chart(aggregate: Any, path: str | Path, title: str = "golden set") -> Pa
     ratios = [max(1, len(p.columns)) for p in panels] or [1]
     fig, axes = plt.subplots(1, len(panels) or 1, figsize=(max(6, 1.4 * len(data.columns) + 2), 4), dpi=100,
                              gridspec_kw={"width_ratios": ratios}, squeeze=False)
-    for n, (ax, part) in enumerate(zip(axes[0], panels)):
+    for n, (ax, part) in enumerate(zip(axes[0], panels, strict=False)):
         _bars(ax, part, width, labels=n == 0)
         if part is rates:
             ax.set_ylim(0, 1.05)
