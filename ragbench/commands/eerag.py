@@ -17,8 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from ..config import RagbenchConfig
-from ._common import (Output, add_config_options, add_k_option, add_model_option, add_output_options,
-                      add_retriever_option, add_tracking_option, json_line, load_cfg, show_progress)
+from ._common import (
+    Output,
+    add_config_options,
+    add_k_option,
+    add_model_option,
+    add_output_options,
+    add_retriever_option,
+    add_tracking_option,
+    json_line,
+    load_cfg,
+    show_progress,
+)
 
 EXPERIMENT = "ragbench-eerag"
 
