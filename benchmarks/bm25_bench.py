@@ -16,15 +16,15 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
 
-from ragbench.eval.beir import beir_documents  # noqa: E402
-from ragbench.eval.datasets import load_beir  # noqa: E402
-from ragbench.eval.metrics import aggregate, evaluate  # noqa: E402
-from ragbench.retrieval.bm25 import BM25Retriever  # noqa: E402
-from ragbench.schema import Chunk  # noqa: E402
-from ragbench.text import tokenize  # noqa: E402
+from ragbench.eval.beir import beir_documents
+from ragbench.eval.datasets import load_beir
+from ragbench.eval.metrics import aggregate, evaluate
+from ragbench.retrieval.bm25 import BM25Retriever
+from ragbench.schema import Chunk
+from ragbench.text import tokenize
 
 K1, B = 1.5, 0.75
 

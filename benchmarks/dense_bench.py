@@ -4,7 +4,8 @@ BM25 in one run, against the published MiniLM figure (MTEB SciFact nDCG@10 = 0.6
 Each system goes through ``ragbench.eval.beir.run_beir`` with the BEIR defaults (chunking ``none``: title + " " +
 text as one chunk, max_length 256), sharing one store, so the document vectors are embedded once and reused.
 
-    python benchmarks/dense_bench.py /work/shared/data/beir_scifact --split train --store .ragbench/beir-beir_scifact.sqlite
+    python benchmarks/dense_bench.py /work/shared/data/beir_scifact --split train \
+        --store .ragbench/beir-beir_scifact.sqlite
 """
 from __future__ import annotations
 

@@ -55,7 +55,8 @@ def main() -> None:
     print("| pass | documents added / unchanged | ingest wall s | total wall s | process CPU s |")
     print("|---|---:|---:|---:|---:|")
     for name, r in (("cold (new store, empty cache)", cold), ("rerun (same store and cache)", rerun)):
-        print(f"| {name} | {r['added']} / {r['unchanged']} | {r['ingest_wall']:.1f} | {r['wall']:.1f} | {r['cpu']:.1f} |")
+        print(f"| {name} | {r['added']} / {r['unchanged']} | {r['ingest_wall']:.1f} | {r['wall']:.1f} "
+              f"| {r['cpu']:.1f} |")
 
 
 if __name__ == "__main__":

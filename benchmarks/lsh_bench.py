@@ -40,7 +40,8 @@ class NoEmbedder(Embedder):
 def clustered(n: int, dim: int, clusters: int, noise: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((clusters, dim)).astype(np.float32)
-    return normalize_rows(centres[rng.integers(0, clusters, n)] + noise * rng.standard_normal((n, dim)).astype(np.float32))
+    noisy = centres[rng.integers(0, clusters, n)] + noise * rng.standard_normal((n, dim)).astype(np.float32)
+    return normalize_rows(noisy)
 
 
 def scifact_vectors(store_path: str, data: str, split: str, model: str) -> tuple[np.ndarray, np.ndarray]:
@@ -53,7 +54,8 @@ def scifact_vectors(store_path: str, data: str, split: str, model: str) -> tuple
     with KnowledgeStore.open(store_path) as store:
         _, docs = store.embeddings(emb.model_id)
     if len(docs) == 0:
-        raise SystemExit(f"no {emb.model_id} vectors in {store_path}; run `ragbench eval beir … --retriever dense` first")
+        raise SystemExit(f"no {emb.model_id} vectors in {store_path}; "
+                         "run `ragbench eval beir … --retriever dense` first")
     queries = emb.embed(load_beir(data, split).queries["query"].tolist())
     return normalize_rows(docs), normalize_rows(queries)
 
@@ -85,9 +87,9 @@ def bench(name: str, x: np.ndarray, q: np.ndarray, configs: list[tuple[int, int,
         build = time.perf_counter() - t
         shares: list[float] = []
 
-        def one(v):
-            hs = lsh.search_vector(v, 10)
-            shares.append(lsh.last_candidates_scored)
+        def one(v):  # called within this iteration only
+            hs = lsh.search_vector(v, 10)  # noqa: B023
+            shares.append(lsh.last_candidates_scored)  # noqa: B023
             return hs
 
         qps, hits = timed(one, q)
@@ -142,7 +144,8 @@ def main() -> None:
     allx = clustered(args.n + args.queries, args.dim, args.clusters, args.noise, args.seed)
     x, q = allx[: args.n], allx[args.n:]
     sims = np.sort(q[:200] @ x.T, axis=1)
-    print(f"synthetic: mean cosine of the 1st / 10th nearest neighbour {sims[:, -1].mean():.3f} / {sims[:, -10].mean():.3f}")
+    print(f"synthetic: mean cosine of the 1st / 10th nearest neighbour {sims[:, -1].mean():.3f} / "
+          f"{sims[:, -10].mean():.3f}")
     bench(f"synthetic clustered ({args.clusters} clusters, noise {args.noise}, seed {args.seed})", x, q,
           parse_configs(args.configs), ef)
 

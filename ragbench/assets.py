@@ -86,7 +86,8 @@ def smollm2_gguf_path(required: bool = True) -> Path | None:
 
 
 def cache_dir() -> Path:
-    """User cache folder for derived artifacts (embedding cache, converted models): $RAGBENCH_CACHE or ~/.cache/ragbench."""
+    """User cache folder for derived artifacts (embedding cache, converted models): $RAGBENCH_CACHE or
+    ~/.cache/ragbench."""
     p = Path(os.environ.get("RAGBENCH_CACHE", Path.home() / ".cache" / "ragbench"))
     p.mkdir(parents=True, exist_ok=True)
     return p

@@ -29,7 +29,8 @@ _FALSE = frozenset({"false", "0", "no", "off"})
 @dataclass(frozen=True)
 class ChunkingConfig:
     """``words``: sliding word windows (EE-RAG source: 40 words, 25 % overlap);
-    ``sentences``: sentence-aware packing (Enterprise source: 600 chars, 100 overlap); ``none``: one chunk per document."""
+    ``sentences``: sentence-aware packing (Enterprise source: 600 chars, 100 overlap); ``none``: one chunk per
+    document."""
 
     strategy: str = "words"
     words: int = 40

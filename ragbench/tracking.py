@@ -157,7 +157,7 @@ class Tracker:
                 return fn(*args, **kwargs)
         except TrackingError:
             raise
-        except Exception as exc:  # noqa: BLE001 - MLflow raises many types (requests, sqlalchemy, MlflowException)
+        except Exception as exc:
             first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
             raise TrackingError(
                 f"MLflow tracking failed to {what} at {self.uri}: {first}. Fix: start the tracking server or set "

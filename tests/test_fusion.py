@@ -103,7 +103,7 @@ def test_hybrid_blank_query_and_bad_params():
 
 def test_keyword_coverage_and_adaptive_weight():
     from ragbench.retrieval.fusion import HybridRetriever, keyword_coverage
-    from ragbench.schema import Chunk, Hit
+    from ragbench.schema import Hit
 
     # Content words of the query: {annual, leave, days, staff}; the hit holds 2 of them. "do", "many" and "get"
     # are not stop words, so the longer question has 7 content words, 2 of them covered.

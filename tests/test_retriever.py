@@ -49,7 +49,8 @@ def test_modes_and_config_wiring():
     lsh = make_retriever("lsh", cfg, emb)
     assert isinstance(lsh, LshRetriever) and (lsh.tables, lsh.bits, lsh.multiprobe, lsh.seed) == (4, 6, 2, 42)
     hy = make_retriever("hybrid", cfg, emb)
-    assert isinstance(hy, HybridRetriever) and type(hy.vector) is DenseRetriever and isinstance(hy.keyword, BM25Retriever)
+    assert isinstance(hy, HybridRetriever) and type(hy.vector) is DenseRetriever
+    assert isinstance(hy.keyword, BM25Retriever)
     assert (hy.rrf_k, hy.candidate_k, hy.rerank, hy.keyword_weight, hy.dense_weight) == (10, 7, True, 1.0, 0.5)
     hy_lsh = make_retriever("hybrid", with_overrides(cfg, {"fusion.dense_part": "lsh"}), emb)
     assert isinstance(hy_lsh.vector, LshRetriever)

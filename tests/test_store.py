@@ -1,7 +1,6 @@
 """Knowledge store: ingest idempotence, versions, deletes, embeddings, bad files, bad input, crash safety."""
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
@@ -15,7 +14,7 @@ import pytest
 
 from ragbench.errors import DataError, StoreError
 from ragbench.retrieval.base import Embedder
-from ragbench.retrieval.chunking import SentenceChunker, WholeDocumentChunker, WordWindowChunker
+from ragbench.retrieval.chunking import WholeDocumentChunker, WordWindowChunker
 from ragbench.schema import PUBLIC_ACL, Acl, Document
 from ragbench.store import APPLICATION_ID, SCHEMA_VERSION, KnowledgeStore, read_text_file
 from ragbench.text import content_hash
@@ -389,7 +388,7 @@ def test_transaction_commits_rolls_back_and_nests(store) -> None:
     with pytest.raises(ZeroDivisionError):
         with store.transaction() as conn:
             conn.execute("INSERT INTO t VALUES (2)")
-            1 / 0
+            raise ZeroDivisionError
     with store.transaction() as conn:
         conn.execute("INSERT INTO t VALUES (3)")
         with pytest.raises(KeyError):

@@ -176,7 +176,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     cov = coverage(salient_terms(query), answer_terms, weights)
     sim = 0.0
     if embedder is not None:
-        vecs = np.asarray(getattr(embedder, "embed")([query, *sentences]), dtype=np.float32)
+        vecs = np.asarray(embedder.embed([query, *sentences]), dtype=np.float32)
         sim = float(np.max(vecs[1:] @ vecs[0]))
     if check_type and not found:
         return AnswerabilityReport(cov, sim, kind, False, False, f"no {kind} in the answer")

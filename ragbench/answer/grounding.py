@@ -3,7 +3,8 @@
 The Enterprise source's ``LexicalGroundingChecker`` split the raw answer, so a marker ``[1]`` became the token
 ``"1"`` and a trailing ``[2]`` after the last full stop became a "sentence" of its own (seed-behaviour 3.7). Here
 markers are masked out before splitting (offsets into the answer are kept) and each marker is attached to the
-sentence it follows; a full stop ends a sentence only before whitespace, so "£2.4 million" stays one sentence. A sentence is checked against the chunks *it* cites; a sentence without a marker against every
+sentence it follows; a full stop ends a sentence only before whitespace, so "£2.4 million" stays one sentence.
+A sentence is checked against the chunks *it* cites; a sentence without a marker against every
 chunk the answer cites; an answer without any marker against all context chunks.
 
 Support is lexical (``|S ∩ C| / |S|`` on content-word sets, best chunk wins, first on ties) or, with an
@@ -137,7 +138,7 @@ def _lexical_scores(sentences: Sequence[AnswerSentence], chunks: Sequence[HasTex
 
 def _embedding_scores(sentences: Sequence[AnswerSentence], chunks: Sequence[HasText],
                       embedder: object) -> list[list[float]]:
-    embed = getattr(embedder, "embed")
+    embed = embedder.embed
     sv = np.asarray(embed([s.text for s in sentences]), dtype=np.float32)
     cv = np.asarray(embed([c.text for c in chunks]), dtype=np.float32)
     return (sv @ cv.T).tolist()

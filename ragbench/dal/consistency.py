@@ -32,7 +32,8 @@ def key_facts(text: str, terms: Sequence[str], k: int = 3, subject: Sequence[str
               min_share: float = 0.0) -> list[str]:
     """Up to ``k`` evidence sentences for a sub-topic, in document order.
 
-    A sentence qualifies when it is a statement (ends with ``.``, ``!`` or ``?``; at least four words), has at least one ``subject`` word (if any are given) and a share of ``terms``
+    A sentence qualifies when it is a statement (ends with ``.``, ``!`` or ``?``; at least four words), has at
+    least one ``subject`` word (if any are given) and a share of ``terms``
     that is positive and ≥ ``min_share``; the best ``k`` by share of all words (ties: earlier first) are kept."""
     wanted = {t.lower() for t in terms}
     subj = {t.lower() for t in subject}

@@ -142,7 +142,8 @@ class PageFetcher:
                                      "text. Fix: binary documents (PDF, images) are not supported; skip it.")
         body = decode_body(result)
         if ctype in TEXT_TYPES:
-            title, text, published = "", "\n".join(normalize_whitespace(x) for x in body.splitlines() if x.strip()), None
+            text = "\n".join(normalize_whitespace(x) for x in body.splitlines() if x.strip())
+            title, published = "", None
         else:
             soup = BeautifulSoup(body, "html.parser")
             title, published = _title(soup), published_date(soup)

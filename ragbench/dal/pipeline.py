@@ -131,7 +131,8 @@ class IngestionPipeline:
     def state(self) -> dict[str, dict]:
         """``source_id → {watcher, raw_hash, content_hash, doc_id, kind}``."""
         self._schema()
-        rows = self.store.query("SELECT source_id, watcher, raw_hash, content_hash, doc_id, kind FROM dal_pipeline_state")
+        rows = self.store.query("SELECT source_id, watcher, raw_hash, content_hash, doc_id, kind "
+                                "FROM dal_pipeline_state")
         return {r["source_id"]: dict(r) for r in rows}
 
     def run(self, watchers: Sequence[Watcher]) -> PipelineReport:

@@ -115,11 +115,12 @@ class Researcher:
         rec = [recency_of(s.page.published, as_of, s.timeless, cfg.recency_days, cfg.timeless_recency,
                           cfg.undated_recency) for s in support]
         tiers = [s.tier for s in support]
-        notes = [f"sources: " + (", ".join(f"{host_of(s.url)} (tier {int(s.tier)})" for s in support) or "none")]
+        notes = ["sources: " + (", ".join(f"{host_of(s.url)} (tier {int(s.tier)})" for s in support) or "none")]
         if support:
             notes.append("tier_distribution = (" + " + ".join(f"{t.credibility:.2f}" for t in tiers)
                          + f") / {len(tiers)} = {tier_distribution(tiers):.4f}")
-            notes.append("recency = mean(" + ", ".join(r.describe() for r in rec) + f") = {mean(r.value for r in rec):.4f}")
+            notes.append("recency = mean(" + ", ".join(r.describe() for r in rec)
+                         + f") = {mean(r.value for r in rec):.4f}")
         notes.extend(cons.notes)
         bd = ConfidenceBreakdown(len(support), cons.value, tier_distribution(tiers), mean(r.value for r in rec),
                                  tuple(notes))

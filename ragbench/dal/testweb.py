@@ -210,7 +210,7 @@ class TestWeb:
         web = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:
                 web._handle(self)
 
             def log_message(self, *args: object) -> None:

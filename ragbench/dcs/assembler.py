@@ -77,7 +77,8 @@ class DcsLogEntry:
     def __str__(self) -> str:
         t = self.time
         scores = ", ".join(f"{m}={s:.3f}" for m, s in self.top_scores) if self.top_scores else "none"
-        return (f"[DCS {t:%H:%M:%S}.{t.microsecond // 1000:03d}] DCN={self.selected_dcn if self.selected_dcn is not None else 'null'} "
+        dcn = self.selected_dcn if self.selected_dcn is not None else "null"
+        return (f"[DCS {t:%H:%M:%S}.{t.microsecond // 1000:03d}] DCN={dcn} "
                 f"Candidates={self.candidates} Filtered={self.filtered} Strategy={self.strategy} TopScores=[{scores}]")
 
 
@@ -238,7 +239,8 @@ class DcsContextAssembler:
             self.nodes.nodes[d].link(mid)
             self.nodes.nodes[d].touch(now)
         key = msg.key.with_dcns(tuple(dict.fromkeys([*msg.key.dcns, *dcns])))
-        self._messages[mid] = replace(msg, key=key, hard_linked_dcns=tuple(dict.fromkeys([*msg.hard_linked_dcns, *dcns])))
+        linked = tuple(dict.fromkeys([*msg.hard_linked_dcns, *dcns]))
+        self._messages[mid] = replace(msg, key=key, hard_linked_dcns=linked)
         self._add_to_index(mid, [(DCN, d) for d in dcns])
         log_decision("Influence", f"{mid}: linked into DCN(s) {dcns}", message_id=mid, dcns=dcns)
 
@@ -279,7 +281,8 @@ class DcsContextAssembler:
             if msg is None:
                 continue
             hard = tuple(dict.fromkeys(mapping.get(d, d) for d in msg.hard_linked_dcns))
-            key = msg.key if self.faithful else msg.key.with_dcns(tuple(dict.fromkeys(mapping.get(d, d) for d in msg.key.dcns)))
+            key = msg.key if self.faithful else msg.key.with_dcns(
+                tuple(dict.fromkeys(mapping.get(d, d) for d in msg.key.dcns)))
             self._messages[mid] = replace(msg, hard_linked_dcns=hard, key=key)
         if not self.faithful:
             for absorbed, keeper in mapping.items():
@@ -331,7 +334,8 @@ class DcsContextAssembler:
             decay = self._decay(msg, now, cache)
             scored.append(ScoredMessage(msg, sim * decay, sim, decay))
             if debug:
-                log_decision("Assemble", f"  {mid}: similarity={sim:.3f} x decay={decay:.3f} -> score={sim * decay:.3f}")
+                log_decision("Assemble",
+                             f"  {mid}: similarity={sim:.3f} x decay={decay:.3f} -> score={sim * decay:.3f}")
         scored.sort(key=lambda s: -s.score)  # stable: ties keep candidate order
         result: list[ScoredMessage] = []
         per_dcn: dict[int, int] = {}

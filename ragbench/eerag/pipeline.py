@@ -80,7 +80,7 @@ def check_digest(cfg: EeragConfig, digester: ChatModel | None) -> None:
 class EeragPipeline:
     """Runs turns of one conversation. ``session`` holds the persistent history."""
 
-    def __init__(self, store: Any, retriever: Retriever, model: ChatModel, cfg: EeragConfig = EeragConfig(),
+    def __init__(self, store: Any, retriever: Retriever, model: ChatModel, cfg: EeragConfig = EeragConfig(),  # noqa: B008 - frozen, shared safely
                  embedder: Embedder | None = None, selector: ContextSelector | None = None,
                  digester: ChatModel | None = None, principal: Principal | None = None,
                  system_prompt: str | None = None, audit: bool = True, digest_prompt: str | None = None) -> None:

@@ -93,7 +93,8 @@ def load_beir(folder: str | Path, split: str = "test") -> BeirDataset:
     documents, non-integer scores, bad JSON and non-UTF-8 bytes, always with ``file:line``.
     """
     root = Path(folder)
-    corpus_path, queries_path, qrels_path = root / "corpus.jsonl", root / "queries.jsonl", root / "qrels" / f"{split}.tsv"
+    corpus_path, queries_path = root / "corpus.jsonl", root / "queries.jsonl"
+    qrels_path = root / "qrels" / f"{split}.tsv"
     docs: list[Document] = []
     doc_lines: dict[str, int] = {}
     for no, obj in _jsonl(corpus_path):

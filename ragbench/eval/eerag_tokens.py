@@ -150,7 +150,8 @@ def token_study(documents: Sequence[Document], queries: pd.DataFrame, qrels: pd.
     headline = {"questions": int(naive.questions), "k": k, "naive_evidence_recall": float(naive.evidence_recall),
                 "naive_context_tokens": float(naive.context_tokens),
                 "best_system_keeping_95pct": None if best is None else str(best.system),
-                "best_threshold_keeping_95pct": None if best is None or pd.isna(best.threshold) else float(best.threshold),
+                "best_threshold_keeping_95pct": (None if best is None or pd.isna(best.threshold)
+                                                 else float(best.threshold)),
                 "token_saving_at_best": None if best is None else float(best.token_saving),
                 "evidence_recall_at_best": None if best is None else float(best.evidence_recall)}
     return TokenStudy(curve, per_query, headline)

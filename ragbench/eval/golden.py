@@ -178,7 +178,7 @@ def _load_principals(path: Path) -> dict[str, Principal]:
         for key in ("user_id", "roles", "departments", "max_classification"):
             if key not in item:
                 raise _fail(path, at, key, "missing", f"add '{key}:' to this principal")
-        line = lambda k: lines.get(("principals", i, k), at)  # noqa: E731 - tiny local lookup
+        line = lambda k: lines.get(("principals", i, k), at)  # noqa: E731, B023 - tiny lookup, used in this iteration
         uid = item["user_id"]
         if not isinstance(uid, str) or not uid.strip():
             raise _fail(path, line("user_id"), "user_id", f"expected a non-empty string, found {uid!r}",

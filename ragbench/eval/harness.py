@@ -9,7 +9,8 @@
 
 **Systems.** A :class:`~ragbench.retrieval.base.Retriever` is run over the queries (as each query's principal
 when ``principals`` maps qid → Principal; ACLs are enforced by the retriever) and scored with the retrieval
-measures; retrievers run on the queries that have judgements in ``qrels``. A plain callable receives the queries table and returns either a run table (``qid, docno, score,
+measures; retrievers run on the queries that have judgements in ``qrels``. A plain callable receives the queries
+table and returns either a run table (``qid, docno, score,
 rank``) or **answer records** — this is the entry point for answer systems such as the grounded-answer service:
 records (a DataFrame or mappings) with ``qid``, ``refused``, ``citations`` or ``cited_docnos`` and optionally
 ``answer``, ``support_ratio``, ``context_tokens``, ``model_calls``. Answer records are scored with the answer
@@ -33,7 +34,7 @@ import json
 import math
 from dataclasses import dataclass, field, is_dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 import yaml
@@ -137,7 +138,8 @@ def _significance(per_query: pd.DataFrame, systems: Sequence[str], baselines: Se
     for base in baselines:
         for slc in slices:
             family: list[dict[str, Any]] = []
-            qids = wide.index if slc == ALL else wide.index[wide.index.map(lambda q: slice_of.get(q) == slc)]
+            in_slice = wide.index.map(lambda q: slice_of.get(q) == slc)  # noqa: B023 - used in this iteration
+            qids = wide.index if slc == ALL else wide.index[in_slice]
             for system in systems:
                 if system == base:
                     continue

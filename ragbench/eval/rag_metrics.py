@@ -250,7 +250,8 @@ def evaluate_election(cases: Iterable[Any]) -> pd.DataFrame:
     rows: list[tuple[str, str, float]] = []
     for case in cases:
         cid = str(_get(case, "case_id"))
-        exp, sur, el = list(_get(case, "expected") or ()), list(_get(case, "surfaced") or ()), list(_get(case, "elected") or ())
+        exp, sur = list(_get(case, "expected") or ()), list(_get(case, "surfaced") or ())
+        el = list(_get(case, "elected") or ())
         expect = _get(case, "expect_retrieval")
         rows += [(cid, str(CANDIDATE_RECALL), candidate_recall(exp, sur)),
                  (cid, str(ELECTION_PRECISION), election_precision(exp, el)),

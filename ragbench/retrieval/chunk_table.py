@@ -36,7 +36,8 @@ class ChunkTable:
         seen: set[str] = set()
         for c in chunks:
             if not isinstance(c, Chunk):
-                raise DataError(f"expected Chunk records, found {type(c).__name__}. Fix: pass ragbench.schema.Chunk objects.")
+                raise DataError(f"expected Chunk records, found {type(c).__name__}. "
+                                "Fix: pass ragbench.schema.Chunk objects.")
             if c.chunk_id in seen or c.chunk_id in self._ids:
                 raise DataError(f"duplicate chunk id {c.chunk_id!r}. Fix: chunk ids must be unique; "
                                 "de-duplicate the input or build a new index.")

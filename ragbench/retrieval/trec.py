@@ -31,7 +31,8 @@ def write_trec_run(df: Any, path: str | Path, tag: str = "ragbench") -> Path:
     for qid, docno, rank, score in zip(run["qid"].astype(str), run["docno"].astype(str), run["rank"], run["score"]):
         score = float(score)
         if not math.isfinite(score):
-            raise DataError(f"TREC run score for query {qid!r}, document {docno!r} is {score}. Fix: finite scores only.")
+            raise DataError(f"TREC run score for query {qid!r}, document {docno!r} is {score}. "
+                            "Fix: finite scores only.")
         r = int(rank)
         if r < 0 or r != rank:
             raise SchemaError(f"run rank must be an integer ≥ 0 (from 0), found {rank!r} for query {qid!r}.")

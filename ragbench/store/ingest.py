@@ -181,7 +181,8 @@ class KnowledgeStore(StoreCore):
             if plan.kind in ("add", "update", "rechunk"):
                 # Surviving ids (same seq and text) keep their row, summary and embeddings; spans may move.
                 conn.executemany(
-                    'INSERT INTO chunks(chunk_id, doc_id, seq, start, "end", text, summary) VALUES (?, ?, ?, ?, ?, ?, ?) '
+                    'INSERT INTO chunks(chunk_id, doc_id, seq, start, "end", text, summary) '
+                    'VALUES (?, ?, ?, ?, ?, ?, ?) '
                     'ON CONFLICT(chunk_id) DO UPDATE SET start = excluded.start, "end" = excluded."end"',
                     [(c.chunk_id, c.doc_id, c.seq, c.start, c.end, c.text, plan.summaries.get(c.chunk_id, c.summary))
                      for c in plan.chunks])

@@ -115,7 +115,7 @@ def initialise(conn: sqlite3.Connection, path: Path, in_memory: bool) -> None:
 
 
 def _create_core(conn: sqlite3.Connection) -> None:
-    from .. import __version__ as version  # noqa: PLC0415 - the package version, no heavy import
+    from .. import __version__ as version
 
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

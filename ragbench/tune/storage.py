@@ -67,7 +67,7 @@ class TimeoutLock:  # Optuna's file backend only calls acquire() and release()
                     raise StoreError(
                         f"the Optuna journal is locked: {self.lock_file} has existed for more than {self.timeout:.0f}"
                         " s. Another process may be writing the study, or one died while holding the lock. Fix: "
-                        "wait for the other run, or delete the lock file if no other process uses the study.")
+                        "wait for the other run, or delete the lock file if no other process uses the study.") from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
                 continue
@@ -95,7 +95,7 @@ def open_storage(url: str, lock_timeout: float = 60.0) -> Any:
         try:
             return optuna.storages.RDBStorage(url, heartbeat_interval=30, grace_period=120,
                                               engine_kwargs={"pool_pre_ping": True})
-        except Exception as exc:  # noqa: BLE001 - SQLAlchemy / driver errors of many types
+        except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             raise StoreError(f"cannot open the Optuna storage {describe(url)}: {first}. Fix: check that the "
                              "database server is running and the URL (user, password, host, port, database) is "

@@ -6,7 +6,6 @@ from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
-import pytest
 
 from ragbench.config import DalConfig
 from ragbench.dal.fetch import PageFetcher

@@ -1,4 +1,3 @@
-import numpy as np
 import pytest
 
 from ragbench.dal.chunkers import ChatChunker, CodeChunker, content_kind
@@ -166,7 +165,8 @@ def test_feed_watcher_and_malformed_feed(web, store):
     rep = pipe.run([FeedWatcher(rss_url, client), FeedWatcher(atom_url, client)])
     assert [(e.stage, e.kind) for e in rep.errors] == [("feed", "DataError")]
     assert (rep.deleted, rep.unchanged, len(store)) == (0, 1, 3)       # nothing lost, nothing half-written
-    web.add_route("/feeds/news.rss", RSS.replace("<guid>g1</guid>", "<guid>g3</guid>").replace("new", "newer"), "application/rss+xml")
+    web.add_route("/feeds/news.rss", RSS.replace("<guid>g1</guid>", "<guid>g3</guid>").replace("new", "newer"),
+                  "application/rss+xml")
     rep = pipe.run([FeedWatcher(rss_url, client)])
     assert rep.added == 1 and "feed:g1" in store.doc_ids()            # feed items rolling off are kept
 

@@ -97,7 +97,8 @@ def test_unresolvable_after_pass_four():
         res = make_researcher(w).run(FINETUNE_QUESTION)
     rep = res.report
     assert rep.passes_completed == 4
-    assert rep.unresolvable == ["fine tuning llms — alternatives and comparisons", "fine tuning llms — recent developments"]
+    assert rep.unresolvable == ["fine tuning llms — alternatives and comparisons",
+                                "fine tuning llms — recent developments"]
     assert all(s.confidence < 0.6 for s in rep.sub_topics if s.status == "unresolvable")
     assert set(rep.gaps) >= set(rep.unresolvable)
 

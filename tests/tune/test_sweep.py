@@ -161,7 +161,8 @@ def test_locked_journal_is_a_clear_error(tmp_path):
 
 
 def test_unreachable_database_is_a_clear_error():
-    with pytest.raises(StoreError, match=r"cannot open the Optuna storage postgresql\+psycopg2://u:\*\*\*@127.0.0.1:9/db: .*Fix"):
+    with pytest.raises(StoreError,
+                       match=r"cannot open the Optuna storage postgresql\+psycopg2://u:\*\*\*@127.0.0.1:9/db: .*Fix"):
         open_storage("postgresql+psycopg2://u:secret@127.0.0.1:9/db")
 
 
