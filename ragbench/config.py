@@ -122,6 +122,11 @@ class AnswerConfig:
     answerability_types: bool = True
     answerability_min_coverage: float = 0.35
     answerability_min_similarity: float = 0.32
+    answerability_min_word_similarity: float = 0.6
+    answerability_conflicts: bool = True
+    # Prompt-injection quarantine (ragbench.answer.quarantine): flagged paragraphs are redacted from retrieved
+    # chunks before the model, the grounding and the citations see them.
+    quarantine: bool = True
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_timeout: float = 30.0

@@ -26,59 +26,17 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..llm.extractive import ANSWER_TYPES, expected_type, has_type
+from ..llm.signals import QUESTION_WORDS, conflicts, salient_terms, stem, term_set
 from ..schema import Acl, Principal
 from ..text import tokenize
 
 __all__ = ["ANSWER_TYPES", "AnswerabilityReport", "PermittedTermWeights", "QUESTION_WORDS", "TermWeights", "assess",
            "coverage", "expected_type", "has_type", "salient_terms", "stem", "term_set"]
-
-#: Words of a question that carry no topic (beyond :data:`ragbench.text.STOP_WORDS`): auxiliaries, pronouns,
-#: quantifier and frequency words of the question form ("how *many*", "how *long*").
-QUESTION_WORDS: frozenset[str] = frozenset(
-    """about after again all also am any anything anyone be been before being both can could did do does doing
-    done during each else ever every few get gets getting got had if into just me more most my myself need needs
-    no nor not now off once only other out over own same should some such too under until up very would yes yet
-    may might must shall much many long often whom whose us i'm im ive i've can't cannot please tell know""".split())
-
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "ly")
-
-
-def stem(token: str) -> str:
-    """A light suffix strip so that inflections meet (``approves``/``approved``/``approve`` → ``approv``,
-    ``dogs`` → ``dog``, ``policies`` → ``policy``); digits and words of ≤ 3 letters are unchanged."""
-    if token.isdigit() or len(token) <= 3:
-        return token
-    if token.endswith(("ies", "ied")) and len(token) > 4:
-        return token[:-3] + "y"
-    for suffix in _SUFFIXES:
-        if len(token) - len(suffix) >= 4 and token.endswith(suffix):
-            token = token[: -len(suffix)]
-            break
-    else:
-        if token.endswith(("sses", "xes", "zes", "ches", "shes")):
-            token = token[:-2]
-        elif token.endswith("s") and not token.endswith(("ss", "us", "is")):
-            token = token[:-1]
-    if len(token) > 4 and token.endswith("e"):
-        token = token[:-1]
-    return token
-
-
-def salient_terms(question: str) -> list[str]:
-    """Stemmed content terms of a question, first-appearance order, no duplicates."""
-    out = [stem(t) for t in tokenize(question, stopwords=True)
-           if t not in QUESTION_WORDS and (len(t) > 1 or t.isdigit())]
-    return list(dict.fromkeys(out))
-
-
-def term_set(text: str) -> set[str]:
-    """Stemmed content terms of any text."""
-    return {stem(t) for t in tokenize(text, stopwords=True)}
 
 
 class TermWeights:
@@ -136,6 +94,14 @@ class PermittedTermWeights:
         return self._cache[principal]
 
 
+def coverage_weighted(terms: Sequence[str], evidence: set[str], weight: Callable[[str], float]) -> float:
+    """Weighted share of ``terms`` in ``evidence`` (1.0 when they weigh nothing)."""
+    total = sum(weight(t) for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(weight(t) for t in terms if t in evidence) / total
+
+
 def coverage(question_terms: Sequence[str], answer_terms: set[str], weights: TermWeights) -> float:
     """IDF-weighted share of ``question_terms`` found in ``answer_terms`` (1.0 for a question without terms)."""
     total = sum(weights(t) for t in question_terms)
@@ -147,9 +113,64 @@ def coverage(question_terms: Sequence[str], answer_terms: set[str], weights: Ter
 # ------------------------------------------------------------------------------------------ the check
 
 
+class WordMatcher:
+    """Cosine similarity between single words with a sentence embedder (cached), so that a question term with no
+    exact match in the answer can still be covered by a near-synonym (``vacation`` ~ ``holiday``)."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+        self._vecs: dict[str, np.ndarray] = {}
+
+    def _embed(self, words: Sequence[str]) -> None:
+        todo = [w for w in dict.fromkeys(words) if w not in self._vecs]
+        if todo:
+            vecs = np.asarray(getattr(self.embedder, "embed")(todo), dtype=np.float32)
+            self._vecs.update(zip(todo, vecs))
+
+    def best(self, word: str, candidates: Sequence[str]) -> float:
+        """The highest cosine between ``word`` and any of ``candidates`` (0 without candidates)."""
+        if not candidates:
+            return 0.0
+        self._embed([word, *candidates])
+        mat = np.stack([self._vecs[c] for c in dict.fromkeys(candidates)])
+        return float(np.max(mat @ self._vecs[word]))
+
+
+def content_words(text: str) -> dict[str, str]:
+    """Stemmed term → its first surface word, for the content words of ``text``."""
+    out: dict[str, str] = {}
+    for t in tokenize(text, stopwords=True):
+        if t not in QUESTION_WORDS and (len(t) > 1 or t.isdigit()):
+            out.setdefault(stem(t), t)
+    return out
+
+
+def soft_coverage(terms: Sequence[str], surface: Mapping[str, str], evidence: Mapping[str, str],
+                  weight: Callable[[str], float], matcher: WordMatcher | None, min_word_similarity: float) -> float:
+    """Weighted coverage where a term absent from the evidence earns its best word cosine with an evidence word
+    when that reaches ``min_word_similarity`` (numbers and codes need an exact match)."""
+    total = sum(weight(t) for t in terms)
+    if total <= 0:
+        return 1.0
+    got = 0.0
+    words = [w for w in evidence.values() if w.isalpha()]
+    for t in terms:
+        if t in evidence:
+            got += weight(t)
+        elif matcher is not None and surface.get(t, t).isalpha():
+            sim = matcher.best(surface.get(t, t), words)
+            if sim >= min_word_similarity:
+                got += weight(t) * sim
+    return got / total
+
+
 @dataclass(frozen=True)
 class AnswerabilityReport:
-    """The signals and the verdict; ``reason`` says why an answer was judged not to address the question."""
+    """The signals and the verdict; ``reason`` says why an answer was judged not to address the question.
+
+    ``coverage``: exact weighted coverage of the question's terms by the answer sentences and their contexts
+    (titles, headings); ``soft_coverage``: the same with near-synonyms credited; ``similarity``: best cosine of
+    the question and an answer sentence; ``conflicts``: qualifiers of the question the answer contradicts."""
 
     coverage: float
     similarity: float
@@ -157,30 +178,50 @@ class AnswerabilityReport:
     type_found: bool
     answerable: bool
     reason: str | None = None
+    soft_coverage: float = 0.0
+    conflicts: tuple[str, ...] = ()
 
 
 def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence[str], weights: TermWeights,
            embedder: object | None = None, min_coverage: float = 0.5, min_similarity: float = 0.45,
-           check_type: bool = True) -> AnswerabilityReport:
+           check_type: bool = True, matcher: WordMatcher | None = None, min_word_similarity: float = 0.6,
+           check_conflicts: bool = True) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
-    ``question`` is what the user typed (its form decides the answer type); ``query`` is what was retrieved with
-    (a follow-up rewritten with its subject), used for coverage and similarity. ``titles`` are the titles of the
-    documents the answer cites."""
+    ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
+    contradicted, its terms weigh fully); ``query`` is what was retrieved with (a follow-up rewritten with its
+    subject: carried terms weigh half). ``titles`` are the contexts of the cited passages (titles, headings).
+
+    Answerable ⇔ the asked type is present, no qualifier conflicts, and soft coverage ≥ ``min_coverage`` or
+    similarity ≥ ``min_similarity``."""
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
     kind = expected_type(question)
     found = has_type(" ".join(sentences), kind, question)
-    answer_terms = set().union(*(term_set(s) for s in [*sentences, *titles]))
-    cov = coverage(salient_terms(query), answer_terms, weights)
+    evidence_text = " . ".join([*sentences, *titles])
+    answer_terms = term_set(evidence_text)
+    terms = salient_terms(query)
+    own = set(salient_terms(question))
+
+    def weight(t: str) -> float:
+        return weights(t) * (1.0 if t in own else 0.5)
+
+    cov = coverage_weighted(terms, answer_terms, weight)
+    surface = content_words(query)
+    soft = soft_coverage(terms, surface, content_words(evidence_text), weight, matcher, min_word_similarity)
     sim = 0.0
     if embedder is not None:
         vecs = np.asarray(embedder.embed([query, *sentences]), dtype=np.float32)
         sim = float(np.max(vecs[1:] @ vecs[0]))
+    clash = tuple(conflicts(question, evidence_text, modifiers=False)) if check_conflicts else ()
+    signals = dict(soft_coverage=soft, conflicts=clash)
     if check_type and not found:
-        return AnswerabilityReport(cov, sim, kind, False, False, f"no {kind} in the answer")
-    if cov >= min_coverage or sim >= min_similarity:
-        return AnswerabilityReport(cov, sim, kind, found, True)
+        return AnswerabilityReport(cov, sim, kind, False, False, f"no {kind} in the answer", **signals)
+    if clash:
+        return AnswerabilityReport(cov, sim, kind, found, False, "answers another " + "; ".join(clash), **signals)
+    if soft >= min_coverage or sim >= min_similarity:
+        return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     return AnswerabilityReport(cov, sim, kind, found, False,
-                               f"coverage {cov:.2f} < {min_coverage} and similarity {sim:.2f} < {min_similarity}")
+                               f"coverage {soft:.2f} < {min_coverage} and similarity {sim:.2f} < {min_similarity}",
+                               **signals)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import DataError, PermissionDenied
 from ..schema import Message, Principal
-from .rewriter import rewrite
+from .rewriter import QUERY_META, rewrite
 from .service import Answer, AnsweringService
 
 SCHEMA = "answer.chat"
@@ -61,8 +61,12 @@ class ChatSession:
             raise DataError(f"unknown chat session {session_id!r}. Fix: start a new session (session_id=None).")
         if rows[0][0] != self.principal.user_id:
             raise PermissionDenied(f"chat session {session_id!r} belongs to another user. Fix: open your own.")
-        self.history = [Message(r[0], r[1], {"answer_id": r[2]} if r[2] else {}) for r in self.service.store.query(
-            "SELECT role, content, answer_id FROM chat_messages WHERE session_id = ? ORDER BY seq", (session_id,))]
+        self.history = []
+        for role, content, answer_id in self.service.store.query(
+                "SELECT role, content, answer_id FROM chat_messages WHERE session_id = ? ORDER BY seq", (session_id,)):
+            # The standalone form is recomputed in order (deterministic), so it is not stored.
+            meta = {QUERY_META: rewrite(content, self.history)} if role == "user" else {}
+            self.history.append(Message(role, content, {**meta, **({"answer_id": answer_id} if answer_id else {})}))
 
     def ask(self, question: str) -> Answer:
         """Answer a (follow-up) question; the retrieval query is the rewrite, the history keeps the original."""
@@ -70,10 +74,10 @@ class ChatSession:
             raise DataError(f"question must be a non-blank string, found {question!r}.")
         query = rewrite(question, self.history)
         result = self.service.answer(question, self.principal, tenant=self.tenant, query=query)
-        self._append(question.strip(), result)
+        self._append(question.strip(), result, query)
         return result
 
-    def _append(self, question: str, result: Answer) -> None:
+    def _append(self, question: str, result: Answer, query: str | None = None) -> None:
         store: Any = self.service.store
         with store.transaction() as conn:
             if self.session_id is None:
@@ -86,6 +90,6 @@ class ChatSession:
                          (self.session_id, seq, question))
             conn.execute("INSERT INTO chat_messages VALUES (?, ?, 'assistant', ?, ?, ?)",
                          (self.session_id, seq + 1, result.answer, result.answer_id, result.prompt_version))
-        self.history.append(Message("user", question))
+        self.history.append(Message("user", question, {QUERY_META: query or question}))
         self.history.append(Message("assistant", result.answer, {"answer_id": result.answer_id,
                                                                  "prompt_version": result.prompt_version}))

@@ -2,7 +2,9 @@
 
 A follow-up with a pronoun ("What is it capped at?") gets the subject of the previous user question appended as
 ``(referring to …)``; one that starts with "and", "also" or "what about" is prefixed with the previous question.
-The chat history keeps the *original* question, so a rewrite never compounds over turns.
+The chat history keeps the *original* question as its content and the standalone form in ``meta["query"]``; the
+subject is taken from the previous turn's standalone form, so a chain keeps its subject past the second turn
+(ragbench addition; "one"/"ones" count as pronouns: "the most serious one").
 """
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from typing import Sequence
 
 from ..schema import Message
 
-PRONOUNS = frozenset({"it", "this", "that", "they", "them", "these", "those", "he", "she"})
+PRONOUNS = frozenset({"it", "this", "that", "they", "them", "these", "those", "he", "she", "one", "ones"})
+#: ``Message.meta`` key under which a chat session keeps a user turn's standalone (rewritten) form.
+QUERY_META = "query"
 CONTINUATIONS = ("and ", "also ", "what about ")
 _WORD = re.compile(r"[^\W_]+")
 _TRAIL = "?.! \t\r\n"
@@ -36,7 +40,10 @@ def rewrite(query: str, history: Sequence[Message]) -> str:
     q = query.strip()
     if not history or not q:
         return q
-    previous = next((m.content.strip() for m in reversed(history) if m.role == "user"), "")
+    # The previous turn's standalone form (when the session kept it) carries the chain's subject forward, so a
+    # third turn still knows what the first one was about.
+    last = next((m for m in reversed(history) if m.role == "user"), None)
+    previous = "" if last is None else str((last.meta or {}).get(QUERY_META) or last.content).strip()
     if not previous:
         return q
     words = {w.lower() for w in _WORD.findall(q)}

@@ -13,16 +13,18 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..config import AnswerConfig, RagbenchConfig
 from ..errors import ConfigError, DataError, ModelError, NetworkError, PermissionDenied
 from ..llm.base import ChatModel, Completion
 from ..llm.context import REFUSAL_MESSAGE, Passage, rag_meta
+from ..llm.signals import contexts, heading_trail, paragraph_headings, salient_terms
 from ..schema import Hit, Message, Principal
-from ..text import count_tokens, normalize_whitespace
+from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, post_filter
-from .answerability import AnswerabilityReport, PermittedTermWeights, assess
+from .answerability import AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess
+from .quarantine import Quarantine
 from .budget import AnswerLog, BudgetLedger
 from .citations import Citation, build_citations
 from .grounding import SentenceSupport, verify
@@ -114,6 +116,8 @@ class AnsweringService:
         self._prompts: PromptRegistry | None = None
         self._answer_log: AnswerLog | None = None
         self._term_weights: PermittedTermWeights | None = None
+        self._quarantine: Quarantine | None = None
+        self._matcher: WordMatcher | None = None
 
     # ------------------------------------------------------------------------------------------ parts
 
@@ -177,15 +181,24 @@ class AnsweringService:
 
     # ------------------------------------------------------------------------------------------ answering
 
-    def build_messages(self, question: str, hits: Sequence[Hit], template: PromptTemplate) -> tuple[list[Message], str]:
+    def passage_context(self, hit: Hit) -> str:
+        """The document title and the headings the chunk starts under (evidence for the reader, never quoted)."""
+        doc = self.store.get_document(hit.doc_id)
+        trail = heading_trail(doc.text, hit.start) if doc is not None else []
+        return contexts([hit.title, *trail])
+
+    def build_messages(self, question: str, hits: Sequence[Hit], template: PromptTemplate,
+                       focus: str | None = None, weights: Mapping[str, float] | None = None
+                       ) -> tuple[list[Message], str]:
         """System + user messages and the context block; the question and passages also travel as structured
         meta so a local model never has to parse the prompt."""
         # The prompt gets one line per passage; the structured copy keeps line breaks (headings end sentences).
-        passages = [Passage(i + 1, h.text.strip(), float(h.score)) for i, h in enumerate(hits)]
+        passages = [Passage(i + 1, h.text.strip(), float(h.score), self.passage_context(h))
+                    for i, h in enumerate(hits)]
         context = "\n".join(f"[{p.n}] {normalize_whitespace(p.text)}" for p in passages)
         user = template.render(context, question)
         return [Message("system", SYSTEM_INSTRUCTION),
-                Message("user", user, rag_meta(question, passages))], context
+                Message("user", user, rag_meta(question, passages, focus, weights))], context
 
     def answer(self, question: str, principal: Principal | str | None, tenant: str | None = None,
                query: str | None = None) -> Answer:
@@ -205,10 +218,14 @@ class AnsweringService:
 
         raw = self.retriever.search(asked, k=max(self.cfg.candidate_k, self.cfg.top_k), principal=who)
         hits = self._context(post_filter(raw, who, self.store)[: self.cfg.top_k])
+        if self.cfg.quarantine:
+            hits = self.quarantine.redact(hits)  # flagged text never reaches the model, the answer or a citation
         if not hits or max(h.score for h in hits) < self.cfg.min_retrieval_score:
             return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
 
-        messages, context = self.build_messages(asked, hits, template)
+        weights = self.term_weights(who)
+        messages, context = self.build_messages(asked, hits, template, focus=question.strip() if asked != question.strip()
+                                                else None, weights={t: weights(t) for t in salient_terms(asked)})
         context_tokens = count_tokens(context)
         try:
             completion = self.chat_model.complete(messages)
@@ -235,7 +252,7 @@ class AnsweringService:
                                                            context_tokens, hits, sentences=report.sentences,
                                                            **tokens))
         citations = build_citations(text, hits, report)
-        check = self.answerability(question, asked, report, citations, who)
+        check = self.answerability(question, asked, report, hits, who)
         if check is not None and not check.answerable:
             refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                     sentences=report.sentences, **tokens)
@@ -246,18 +263,49 @@ class AnsweringService:
                         sentences=report.sentences, answerability=check, **tokens, **base)
         return self._finish(who, tenant, result)
 
-    def answerability(self, question: str, query: str, report: Any, citations: Sequence[Citation],
+    def term_weights(self, who: Principal) -> TermWeights:
+        """IDF over the documents ``who`` may read (cached; recounted when the store changes)."""
+        if self._term_weights is None:
+            self._term_weights = PermittedTermWeights(self.store)
+        return self._term_weights.for_principal(who)
+
+    @property
+    def quarantine(self) -> Quarantine:
+        if self._quarantine is None:
+            self._quarantine = Quarantine(self.store)
+        return self._quarantine
+
+    def sentence_contexts(self, report: Any, hits: Sequence[Hit]) -> list[str]:
+        """For each answer sentence, the title and headings of the passage paragraph it was quoted from."""
+        by_chunk = {h.chunk_id: h for h in hits}
+        out = []
+        for s in report.sentences:
+            hit = by_chunk.get(s.chunk_id) if s.chunk_id else None
+            if hit is None:
+                continue
+            words = tokenize(s.sentence.text)[:6]
+            trail: list[str] = []
+            for start, end, heads in paragraph_headings(hit.text):
+                para = tokenize(hit.text[start:end])
+                if any(para[i:i + len(words)] == words for i in range(len(para))):
+                    trail = heads
+                    break
+            out.append(contexts([self.passage_context(hit), *trail]))
+        return list(dict.fromkeys(out))
+
+    def answerability(self, question: str, query: str, report: Any, hits: Sequence[Hit],
                       who: Principal) -> AnswerabilityReport | None:
         """Does the grounded reply answer the question? (``None`` when ``answer.answerability`` is off.)"""
         if not self.cfg.answerability:
             return None
-        if self._term_weights is None:
-            self._term_weights = PermittedTermWeights(self.store)
+        if self._matcher is None and self.embedder is not None:
+            self._matcher = WordMatcher(self.embedder)
         sentences = [s.sentence.text for s in report.sentences]
-        titles = list(dict.fromkeys(c.title for c in citations if c.title))
-        return assess(question.strip(), query, sentences, titles, self._term_weights.for_principal(who),
-                      self.embedder, self.cfg.answerability_min_coverage, self.cfg.answerability_min_similarity,
-                      self.cfg.answerability_types)
+        c = self.cfg
+        return assess(question.strip(), query, sentences, self.sentence_contexts(report, hits), self.term_weights(who),
+                      self.embedder, c.answerability_min_coverage, c.answerability_min_similarity,
+                      c.answerability_types, self._matcher, c.answerability_min_word_similarity,
+                      c.answerability_conflicts)
 
     def _refusal(self, base: dict[str, Any], reason: str, ratio: float, context_tokens: int, hits: Sequence[Hit],
                  sentences: tuple[SentenceSupport, ...] = (), error: str | None = None, prompt_tokens: int = 0,

@@ -34,12 +34,33 @@ class Passage:
     n: int
     text: str
     score: float = 0.0
+    context: str = ""  # the document title and the headings the passage starts under (evidence, not quoted)
 
 
-def rag_meta(question: str, passages: Sequence[Passage]) -> dict[str, Any]:
-    """The ``meta`` mapping that carries the question and passages of a grounded request."""
-    return {RAG_META_KEY: {"question": question,
-                           "passages": [{"n": p.n, "text": p.text, "score": float(p.score)} for p in passages]}}
+def rag_meta(question: str, passages: Sequence[Passage], focus: str | None = None,
+             weights: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """The ``meta`` mapping that carries the question and passages of a grounded request. ``focus`` is the
+    user's own words when ``question`` is a rewritten follow-up; ``weights`` are the asker's IDF weights of the
+    question's terms (:mod:`ragbench.llm.signals`)."""
+    data: dict[str, Any] = {"question": question,
+                            "passages": [{"n": p.n, "text": p.text, "score": float(p.score), "context": p.context}
+                                         for p in passages]}
+    if focus is not None:
+        data["focus"] = focus
+    if weights:
+        data["weights"] = {str(k): float(v) for k, v in weights.items()}
+    return {RAG_META_KEY: data}
+
+
+def read_rag_extras(messages: Sequence[Message]) -> tuple[str | None, dict[str, float]]:
+    """``(focus, weights)`` of the last user message's meta (``(None, {})`` when absent)."""
+    last = next((m for m in reversed(messages) if m.role == "user"), None)
+    data = ((last.meta or {}).get(RAG_META_KEY) if last is not None else None) or {}
+    if not isinstance(data, Mapping):
+        return None, {}
+    focus = data.get("focus") if isinstance(data.get("focus"), str) else None
+    weights = data.get("weights") if isinstance(data.get("weights"), Mapping) else {}
+    return focus, {str(k): float(v) for k, v in weights.items()}
 
 
 def read_rag_meta(messages: Sequence[Message]) -> tuple[str, list[Passage]] | None:
@@ -56,7 +77,8 @@ def read_rag_meta(messages: Sequence[Message]) -> tuple[str, list[Passage]] | No
     passages: list[Passage] = []
     for item in data.get("passages") or ():
         try:
-            passages.append(Passage(int(item["n"]), str(item["text"]), float(item.get("score", 0.0))))
+            passages.append(Passage(int(item["n"]), str(item["text"]), float(item.get("score", 0.0)),
+                                    str(item.get("context") or "")))
         except (KeyError, TypeError, ValueError):
             raise ModelError(f"bad passage {item!r} in meta[{RAG_META_KEY!r}]; expected {{n, text, score}}. "
                              "Fix: build it with ragbench.llm.context.rag_meta().") from None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,10 @@ from ..errors import ConfigError, ModelError
 from ..schema import Message
 from ..text import count_tokens, normalize_whitespace, tokenize
 from .base import ChatModel, Completion
-from .context import REFUSAL_MESSAGE, Passage, read_rag_meta, split_answer_sentences, strip_markers
+from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, split_answer_sentences,
+                      strip_markers)
+from .signals import (conflicts, contexts, coverage, paragraph_headings, paragraphs, salient_terms, term_set,
+                      weight_lookup)
 
 _LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
 _MARKUP = re.compile(r"\*\*|__|`")
@@ -155,6 +158,16 @@ class _Candidate:
     n: int
     index: int
     sentence: str
+    evidence: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class _Row:
+    passage: Passage
+    index: int
+    sentence: str
+    weight: float
+    context: str
 
 
 class ExtractiveChatModel(ChatModel):
@@ -174,7 +187,8 @@ class ExtractiveChatModel(ChatModel):
     def __init__(self, max_passages: int = 5, passage_ratio: float = 0.35, max_sentences: int = 3,
                  sentence_ratio: float = 0.5, min_relevance: float = 0.0, embedder: Any = None,
                  semantic_weight: float = 1.0, min_sentence_tokens: int = 2, model_id: str | None = None,
-                 type_penalty: float = 0.5, skip_headings: bool = True) -> None:
+                 type_penalty: float = 0.5, skip_headings: bool = True, conflict_penalty: float = 0.25,
+                 carried_weight: float = 0.5, min_gain: float = 0.25, gain_ratio: float = 0.4) -> None:
         self.max_passages = max_passages
         self.passage_ratio = passage_ratio
         self.max_sentences = max_sentences
@@ -186,6 +200,10 @@ class ExtractiveChatModel(ChatModel):
         self._model_id = model_id
         self.type_penalty = type_penalty
         self.skip_headings = skip_headings
+        self.conflict_penalty = conflict_penalty
+        self.carried_weight = carried_weight
+        self.min_gain = min_gain
+        self.gain_ratio = gain_ratio
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
@@ -200,7 +218,8 @@ class ExtractiveChatModel(ChatModel):
             raise ConfigError(f"max_passages, max_sentences and min_sentence_tokens must be ≥ 1, found "
                               f"{self.max_passages}, {self.max_sentences}, {self.min_sentence_tokens}. "
                               "Fix: pass positive integers.")
-        for name in ("passage_ratio", "sentence_ratio", "type_penalty"):
+        for name in ("passage_ratio", "sentence_ratio", "type_penalty", "conflict_penalty", "carried_weight",
+                     "min_gain", "gain_ratio"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ConfigError(f"{name} must be in [0, 1], found {v}. Fix: pass a fraction.")
@@ -217,12 +236,15 @@ class ExtractiveChatModel(ChatModel):
             question, passages = _from_plain_messages(messages)
         else:
             question, passages = parsed
-        text = self.compose(question, passages)
+        focus, weights = read_rag_extras(messages)
+        text = self.compose(question, passages, focus, weights)
         prompt_tokens = sum(count_tokens(m.content) for m in messages)
         return Completion(text, prompt_tokens, count_tokens(text), self.model_id)
 
     def _kept(self, passages: Sequence[Passage]) -> tuple[list[int], float]:
-        usable = [i for i, p in enumerate(passages) if not is_injection(p.text)]
+        # A passage that is nothing but text addressed to an AI neither counts nor sets the best score.
+        usable = [i for i, p in enumerate(passages)
+                  if any(not is_injection(p.text[s:e]) for s, e in paragraphs(p.text))]
         order = sorted(usable, key=lambda i: -passages[i].score)[: self.max_passages]
         if not order:
             return [], 1.0
@@ -230,55 +252,108 @@ class ExtractiveChatModel(ChatModel):
         kept = order if best <= 0 else [i for i in order if passages[i].score >= self.passage_ratio * best]
         return kept, best
 
-    def compose(self, question: str, passages: Sequence[Passage]) -> str:
-        """The extractive answer for ``question`` over ``passages`` (or :data:`REFUSAL_MESSAGE`)."""
-        kept, best = self._kept(passages)
-        q = {t for t in tokenize(question, stopwords=True) if len(t) > 1 or t.isdigit()}
-        if not kept or not (q or self.embedder is not None):
-            return REFUSAL_MESSAGE
+    def _rows(self, question: str, passages: Sequence[Passage], kept: Sequence[int], best: float) -> list[_Row]:
+        """Quotable sentences of the kept passages, each with its evidence context and passage weight."""
         top = best if best > 0 else 1.0
         kind = expected_type(question) if self.type_penalty < 1.0 else None
-        rows: list[tuple[Passage, int, str, float]] = []
+        rows: list[_Row] = []
         for i in kept:
             p = passages[i]
             weight = 0.4 + 0.6 * max(p.score, 0.0) / top if best > 0 else 1.0
             skip = headings(p.text) if self.skip_headings else set()
-            for j, sentence in enumerate(split_answer_sentences(_MARKUP.sub("", strip_markers(p.text)))):
-                sentence = clean_sentence(sentence)
-                if self.skip_headings and (sentence.lower() in skip or sentence.endswith("?")):
-                    continue  # a heading or a question (FAQ) never answers anything by itself
-                if len(tokenize(sentence, stopwords=True)) >= self.min_sentence_tokens:
+            index = 0
+            for start, end, trail in paragraph_headings(p.text):
+                para = p.text[start:end]
+                if is_injection(para):
+                    continue  # text addressed to an AI is never quoted (the service also redacts flagged spans)
+                context = contexts([p.context, *trail])
+                for sentence in split_answer_sentences(_MARKUP.sub("", strip_markers(para))):
+                    index += 1
+                    sentence = clean_sentence(sentence)
+                    if self.skip_headings and (sentence.lower() in skip or sentence.endswith("?")):
+                        continue  # a heading or a question (FAQ) never answers anything by itself
+                    if len(tokenize(sentence, stopwords=True)) < self.min_sentence_tokens:
+                        continue
+                    here = weight
                     if kind is not None and not has_type(sentence, kind, question):
-                        weight_here = weight * self.type_penalty  # e.g. no number for "how many …?"
-                    else:
-                        weight_here = weight
-                    rows.append((p, j, sentence, weight_here))
+                        here = weight * self.type_penalty  # e.g. no number for "how many …?"
+                    rows.append(_Row(p, index, sentence, here, context))
+        return rows
+
+    def compose(self, question: str, passages: Sequence[Passage], focus: str | None = None,
+                weights: Mapping[str, float] | None = None) -> str:
+        """The extractive answer for ``question`` over ``passages`` (or :data:`REFUSAL_MESSAGE`).
+
+        ``focus`` is the user's own wording of a rewritten follow-up (its terms weigh fully, carried terms
+        ``carried_weight``; qualifier conflicts are checked against it); ``weights`` are IDF weights of terms."""
+        kept, best = self._kept(passages)
+        terms = salient_terms(question)
+        if not kept or not (terms or self.embedder is not None):
+            return REFUSAL_MESSAGE
+        own = set(salient_terms(focus)) if focus else set(terms)
+        idf = weight_lookup(weights)
+
+        def weight(t: str) -> float:
+            return idf(t) * (1.0 if t in own else self.carried_weight)
+
+        rows = self._rows(focus or question, passages, kept, best)
         if not rows:
             return REFUSAL_MESSAGE
-        cos = self._cosines(question, [r[2] for r in rows])
+        cos = self._cosines(question, [r.sentence for r in rows])
         by_text: dict[str, _Candidate] = {}
-        for (p, j, sentence, weight), c in zip(rows, cos):
-            s = set(tokenize(sentence, stopwords=True))
-            overlap = len(q & s) / len(q) if q else 0.0
-            relevance = overlap + self.semantic_weight * c
+        for row, c in zip(rows, cos):
+            sent_terms = term_set(row.sentence)
+            evidence = sent_terms | term_set(row.context)
+            # The sentence's own words count fully, its title and headings half (they describe the section).
+            lexical = 0.5 * (coverage(terms, sent_terms, weight) + coverage(terms, evidence, weight)) if terms else 0.0
+            relevance = lexical + self.semantic_weight * c
             if relevance <= 0 or relevance < self.min_relevance:
                 continue
-            cand = _Candidate((relevance + 0.05) * weight, p.score, p.n, j, sentence)
-            key = sentence.lower()
+            score = (relevance + 0.05) * row.weight
+            if conflicts(focus or question, f"{row.sentence} . {row.context}"):
+                score *= self.conflict_penalty  # answers a sibling of what was asked (P1 for P4, full- for part-time)
+            cand = _Candidate(score, row.passage.score, row.passage.n, row.index, row.sentence, frozenset(evidence))
+            key = row.sentence.lower()
             # Overlapping chunks repeat sentences: keep the better-scored copy (first seen on ties).
             if key not in by_text or cand.score > by_text[key].score:
                 by_text[key] = cand
         if not by_text:
             return REFUSAL_MESSAGE
         ranked = sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
-        floor = self.sentence_ratio * ranked[0].score
-        chosen = [c for c in ranked if c.score >= floor][: self.max_sentences]
+        chosen = self._select(ranked, terms, weight)
         chosen.sort(key=lambda c: (c.n, c.index))
         parts = []
         for c in chosen:
             sentence = c.sentence if c.sentence[-1] in ".!?" else c.sentence + "."
             parts.append(f"{sentence} [{c.n}]")
         return " ".join(parts)
+
+    def _select(self, ranked: Sequence[_Candidate], terms: Sequence[str],
+                weight: Callable[[str], float]) -> list[_Candidate]:
+        """The best sentence, then (up to ``max_sentences``) those scoring ≥ ``sentence_ratio`` × the best, or
+        from another passage adding ≥ ``min_gain`` of the question's weight not yet covered while scoring ≥
+        ``gain_ratio`` × the best (maximal marginal coverage: the second half of a two-part question)."""
+        chosen = [ranked[0]]
+        covered = set(ranked[0].evidence)
+        total = sum(weight(t) for t in terms) or 1.0
+        best = ranked[0].score
+        while len(chosen) < self.max_sentences:
+            pick, pick_value = None, 0.0
+            for c in ranked:
+                if c in chosen:
+                    continue
+                gain = sum(weight(t) for t in terms if t in c.evidence and t not in covered) / total
+                near = c.score >= self.sentence_ratio * best
+                adds = (gain >= self.min_gain and c.score >= self.gain_ratio * best
+                        and all(c.n != x.n for x in chosen))
+                value = c.score * (1.0 + gain)  # prefer what the answer does not cover yet
+                if (near or adds) and value > pick_value:
+                    pick, pick_value = c, value
+            if pick is None:
+                break
+            chosen.append(pick)
+            covered |= pick.evidence
+        return chosen
 
     def _cosines(self, question: str, sentences: Sequence[str]) -> list[float]:
         if self.embedder is None or self.semantic_weight == 0:

@@ -28,11 +28,13 @@ def test_best_sentence_only_with_default_ratio():
 
 def test_lower_ratio_adds_sentences_in_context_order_and_strips_document_markers():
     out = ask(ExtractiveChatModel(sentence_ratio=0.19), Q, [P2, P1, P3])
-    # Passage order in the context decides the output order: P2 is [2], P1 is [1] → [1] first.
-    assert out == ("Employees get 25 paid leave days. [1] Sick days are unpaid. [2] "
-                   "Leave requests go to HR. [2]")
-    assert ask(ExtractiveChatModel(sentence_ratio=0.19, max_sentences=2), Q, [P1, P2]) == \
-        "Employees get 25 paid leave days. [1] Sick days are unpaid. [2]"
+    # Passage order in the context decides the output order: P2 is [2], P1 is [1] → [1] first. "Sick days are
+    # unpaid" answers a sibling of "leave days" (modifier conflict: score × 0.25, below the floor).
+    assert out == "Employees get 25 paid leave days. [1] Leave requests go to HR. [2]"
+    assert ask(ExtractiveChatModel(sentence_ratio=0.19, conflict_penalty=1.0), Q, [P2, P1, P3]) == \
+        "Employees get 25 paid leave days. [1] Sick days are unpaid. [2] Leave requests go to HR. [2]"
+    assert ask(ExtractiveChatModel(sentence_ratio=0.19, max_sentences=1), Q, [P1, P2]) == \
+        "Employees get 25 paid leave days. [1]"
 
 
 def test_uses_the_actual_question_not_the_whole_prompt():

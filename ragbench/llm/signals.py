@@ -1,0 +1,208 @@
+"""Explainable question–evidence signals shared by the extractive reader and the answerability check.
+
+All of these are corpus-independent text rules (no list of this or that organisation's words):
+
+* **terms** — a question's salient content terms after light suffix stripping (:func:`salient_terms`), compared
+  with the stemmed terms of a sentence *and its context* (the document title and the headings it sits under:
+  "**Core hours.** Everyone … must be reachable between 10:00 and 15:00" answers "core hours");
+* **coverage** — the share of the question's terms found in the evidence, each weighted by the caller's inverse
+  document frequency, so rare, distinguishing terms (``bereavement``, ``P4``, ``canteen``) count most;
+* **qualifier conflicts** (:func:`conflicts`) — the evidence answers a *sibling* of what was asked: a code of the
+  same family with another number (asked ``P4``, the sentence says ``P1``), a hyphenated compound sharing one part
+  (``part-time`` vs ``full-time``), or the question's head noun under another modifier (``bereavement leave`` vs
+  ``annual leave``, ``CEO salary`` vs ``base salary``) — each only when the asked qualifier itself is absent from
+  the evidence;
+* **headings** — the Markdown headings a position in a document sits under (:func:`heading_trail`).
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable, Mapping, Sequence
+
+from ..text import STOP_WORDS, tokenize
+
+#: Words of a question that carry no topic (beyond :data:`ragbench.text.STOP_WORDS`): auxiliaries, pronouns,
+#: quantifier and frequency words of the question form ("how *many*", "how *long*").
+QUESTION_WORDS: frozenset[str] = frozenset(
+    """about after again all also am any anything anyone be been before being both can could did do does doing
+    done during each else ever every few get gets getting got had if into just me more most my myself need needs
+    no nor not now off once only other out over own same should some such too under until up very would yes yet
+    may might must shall much many long often whom whose us i'm im ive i've can't cannot please tell know""".split())
+
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "ly")
+
+
+def stem(token: str) -> str:
+    """A light suffix strip so that inflections meet (``approves``/``approved``/``approve`` → ``approv``,
+    ``dogs`` → ``dog``, ``policies`` → ``policy``); digits and words of ≤ 3 letters are unchanged."""
+    if token.isdigit() or len(token) <= 3:
+        return token
+    if token.endswith(("ies", "ied")) and len(token) > 4:
+        return token[:-3] + "y"
+    for suffix in _SUFFIXES:
+        if len(token) - len(suffix) >= 4 and token.endswith(suffix):
+            token = token[: -len(suffix)]
+            break
+    else:
+        if token.endswith(("sses", "xes", "zes", "ches", "shes")):
+            token = token[:-2]
+        elif token.endswith("s") and not token.endswith(("ss", "us", "is")):
+            token = token[:-1]
+    if len(token) > 4 and token.endswith("e"):
+        token = token[:-1]
+    return token
+
+
+def salient_terms(question: str) -> list[str]:
+    """Stemmed content terms of a question, first-appearance order, no duplicates."""
+    out = [stem(t) for t in tokenize(question, stopwords=True)
+           if t not in QUESTION_WORDS and (len(t) > 1 or t.isdigit())]
+    return list(dict.fromkeys(out))
+
+
+def term_set(text: str) -> set[str]:
+    """Stemmed content terms of any text."""
+    return {stem(t) for t in tokenize(text, stopwords=True)}
+
+
+def coverage(terms: Sequence[str], evidence: set[str], weight: Callable[[str], float]) -> float:
+    """Weighted share of ``terms`` found in ``evidence`` (1.0 when there are no terms or no weight)."""
+    total = sum(weight(t) for t in terms)
+    if total <= 0:
+        return 1.0
+    return sum(weight(t) for t in terms if t in evidence) / total
+
+
+def weight_lookup(weights: Mapping[str, float] | None) -> Callable[[str], float]:
+    """A weight function from a term → weight mapping (terms it does not list weigh 1)."""
+    table = dict(weights or {})
+    return lambda t: float(table.get(t, 1.0))
+
+
+# ------------------------------------------------------------------------------------------ qualifier conflicts
+
+_CODE = re.compile(r"(?<![\w-])([A-Za-z]{1,4})-?(\d{1,3})(?![\w-])")
+_COMPOUND = re.compile(r"(?<![\w-])([^\W\d_]{2,})-([^\W\d_]{2,})(?![\w-])")
+#: Words with their hyphens kept (``part-time`` is one token; it is not a plain content word).
+_POSSESSIVE = re.compile(r"['’]s\b")
+_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+
+
+def _codes(text: str) -> set[tuple[str, str]]:
+    return {(m.group(1).lower(), m.group(2).lstrip("0") or "0") for m in _CODE.finditer(text)}
+
+
+def _compounds(text: str) -> set[tuple[str, str]]:
+    return {(m.group(1).lower(), m.group(2).lower()) for m in _COMPOUND.finditer(text)}
+
+
+#: Prepositions and linking words: never a modifier or a head.
+_FUNCTION = frozenset("""within without between across through per via since upon among around including except
+    toward towards inside outside near than versus like unlike along onto whether while""".split())
+
+
+def _content(token: str) -> bool:
+    return (token.isalpha() and len(token) > 2 and token not in STOP_WORDS and token not in QUESTION_WORDS
+            and token not in _FUNCTION)
+
+
+#: Words after which the next word is a verb, not a modifier ("who *issues* access badges", "can I *fix* …").
+_VERB_CUES = frozenset("""who what which i you we they he she it do does did can could may might must should shall
+    will would to not never please""".split())
+
+
+def modifier_pairs(question: str) -> list[tuple[str, str]]:
+    """Adjacent (modifier, head) content-word pairs of a question, stemmed (``bereavement leave`` →
+    ``("bereav", "leave")``); a word right after a pronoun, auxiliary or question word is taken for a verb and
+    skipped, and hyphenated compounds are left to :func:`conflicts`' compound rule."""
+    tokens = [t.lower() for t in _HYPHENATED.findall(_POSSESSIVE.sub("", question))]
+    out = []
+    for i, (a, b) in enumerate(zip(tokens, tokens[1:])):
+        if _content(a) and _content(b) and (i == 0 or tokens[i - 1] not in _VERB_CUES):
+            out.append((stem(a), stem(b)))
+    return out
+
+
+def conflicts(question: str, evidence: str, modifiers: bool = True) -> list[str]:
+    """Qualifiers of ``question`` that ``evidence`` contradicts, each as ``"asked≠found"``.
+
+    A qualifier counts only when it is absent from the evidence while a sibling is present (see the module
+    docstring), so evidence that mentions both (``P1 … P4``) is never in conflict. ``modifiers=False`` keeps
+    only the code and compound rules: without part-of-speech tags a verb can pass for a modifier ("my dog
+    *keep* the cone"), so the modifier rule is a ranking signal, not a reason to refuse."""
+    out: list[str] = []
+    ev_terms = term_set(evidence)
+    asked = term_set(question)  # a sibling the question itself names is being compared, not confused
+    ev_codes = _codes(evidence)
+    for prefix, number in sorted(_codes(question)):
+        if (prefix, number) in ev_codes or prefix in STOP_WORDS:
+            continue
+        siblings = sorted(n for p, n in ev_codes if p == prefix and n != number and (p, n) not in _codes(question))
+        if siblings:
+            out.append(f"{prefix}{number}≠{prefix}{siblings[0]}")
+    ev_compounds = _compounds(evidence)
+    for a, b in sorted(_compounds(question)):
+        if (a, b) in ev_compounds:
+            continue
+        siblings = sorted(f"{x}-{y}" for x, y in ev_compounds
+                          if (x == a) != (y == b) and (x, y) not in _compounds(question))
+        if siblings:
+            out.append(f"{a}-{b}≠{siblings[0]}")
+    if not modifiers:
+        return out
+    ev_tokens = [t.lower() for t in _HYPHENATED.findall(_POSSESSIVE.sub("", evidence))]
+    for mod, head in modifier_pairs(question):
+        if mod in ev_terms:
+            continue
+        found = sorted({stem(prev) for prev, tok in zip(ev_tokens, ev_tokens[1:])
+                        if stem(tok) == head and _content(prev) and stem(prev) not in (mod, head)
+                        and stem(prev) not in asked})
+        if found:
+            out.append(f"{mod} {head}≠{found[0]} {head}")
+    return out
+
+
+# ------------------------------------------------------------------------------------------ headings
+
+_HASH_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_RUN_IN = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?)[.!?:]?\*\*", re.MULTILINE)
+_PARA_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def heading_trail(text: str, pos: int) -> list[str]:
+    """The headings position ``pos`` of a Markdown ``text`` sits under: the latest ``#`` heading of each level
+    above it (outermost first), then the bold run-in heading opening its paragraph (``**Core hours.** …``)."""
+    levels: dict[int, str] = {}
+    for m in _HASH_HEADING.finditer(text, 0, max(0, pos)):
+        depth = len(m.group(1))
+        levels = {d: h for d, h in levels.items() if d < depth}
+        levels[depth] = m.group(2).strip()
+    trail = [levels[d] for d in sorted(levels)]
+    para_start = 0
+    for m in _PARA_BREAK.finditer(text, 0, max(0, pos)):
+        para_start = m.end()
+    run_in = _RUN_IN.match(text, para_start)
+    if run_in and run_in.start() <= pos:
+        trail.append(run_in.group(1).strip())
+    return trail
+
+
+def contexts(texts: Iterable[str]) -> str:
+    """Join context strings (titles, headings) into one evidence string."""
+    return " . ".join(t for t in texts if t)
+
+
+def paragraphs(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` spans of the blank-line separated paragraphs of ``text`` (non-blank ones only)."""
+    spans, start = [], 0
+    for m in _PARA_BREAK.finditer(text):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def paragraph_headings(text: str) -> list[tuple[int, int, list[str]]]:
+    """Each paragraph of ``text`` with the headings it sits under within ``text`` (:func:`heading_trail` at its
+    end, so a paragraph's own ``#`` line or run-in counts)."""
+    return [(s, e, heading_trail(text, e)) for s, e in paragraphs(text)]
