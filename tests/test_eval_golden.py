@@ -17,7 +17,7 @@ FAST = ["--set", "embedding.model=hashing", "--set", "embedding.cache=false"]
 @pytest.fixture
 def no_answers(monkeypatch):
     # Answer systems are the ANSWER engineer's (tested there); keep these tests to retrieval and fast.
-    monkeypatch.setattr(golden_run, "answer_systems", lambda golden, cfg, retrievers: {})
+    monkeypatch.setattr(golden_run, "answer_systems", lambda golden, cfg, retrievers, models=(): {})
 
 
 def test_eval_golden_json_run_folder_and_mlflow(tmp_path, capsys, no_answers):
@@ -107,3 +107,13 @@ def test_eval_golden_default_model_with_answers(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0
     assert summary["systems"]["hybrid"]["R@5"] >= 0.7  # seed 3.11 integration threshold
+
+
+def test_slices_json_nests_system_tag_measure():
+    import pandas as pd
+
+    per_slice = pd.DataFrame([{"system": "answer", "slice": "direct", "n": 2, "RefusalAccuracy": 1.0, "nDCG@5": None},
+                              {"system": "dense", "slice": "direct", "n": 2, "RefusalAccuracy": float("nan"),
+                               "nDCG@5": 0.5}])
+    assert golden_run.slices_json(per_slice) == {"answer": {"direct": {"RefusalAccuracy": 1.0}},
+                                                 "dense": {"direct": {"nDCG@5": 0.5}}}

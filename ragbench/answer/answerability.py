@@ -124,7 +124,7 @@ class WordMatcher:
     def _embed(self, words: Sequence[str]) -> None:
         todo = [w for w in dict.fromkeys(words) if w not in self._vecs]
         if todo:
-            vecs = np.asarray(getattr(self.embedder, "embed")(todo), dtype=np.float32)
+            vecs = np.asarray(self.embedder.embed(todo), dtype=np.float32)
             self._vecs.update(zip(todo, vecs))
 
     def best(self, word: str, candidates: Sequence[str]) -> float:

@@ -224,8 +224,9 @@ class AnsweringService:
             return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
 
         weights = self.term_weights(who)
-        messages, context = self.build_messages(asked, hits, template, focus=question.strip() if asked != question.strip()
-                                                else None, weights={t: weights(t) for t in salient_terms(asked)})
+        focus = question.strip() if asked != question.strip() else None
+        messages, context = self.build_messages(asked, hits, template, focus=focus,
+                                                weights={t: weights(t) for t in salient_terms(asked)})
         context_tokens = count_tokens(context)
         try:
             completion = self.chat_model.complete(messages)

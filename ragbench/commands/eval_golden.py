@@ -2,13 +2,15 @@
 compared, saved and logged to MLflow (the run itself: :mod:`ragbench.eval.golden_run`).
 
 Prints the aggregate, per-slice and paraphrase-significance tables; with ``--json`` stdout is one line
-``{"systems": {...}, "mlflow_run_id": ..., "run_dir": ...}``. If MLflow cannot be reached the results are still
+``{"systems": {...}, "slices": {system: {tag: {measure: value}}}, "mlflow_run_id": ..., "run_dir": ...}``. The
+default answer system is ``answer``; ``--model M`` adds ``answer-M``. If MLflow cannot be reached the results are still
 saved and printed, and the exit status is 1."""
 from __future__ import annotations
 
 import argparse
 
-from ._common import Output, add_common_options, add_k_option, add_retriever_option, load_cfg, show_progress
+from ._common import (Output, add_common_options, add_k_option, add_model_option, add_retriever_option, load_cfg,
+                      show_progress)
 
 DEFAULT_MODES = ("bm25", "dense", "lsh", "hybrid")
 
@@ -22,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_k_option(p, default=5, help="retrieval depth and metric cutoff (default 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the permutation and bootstrap tests (default 0)")
     p.add_argument("--no-answers", action="store_true", help="score retrieval only (no grounded-answer system)")
+    add_model_option(p, help="also score the answer system 'answer-<model>' with this chat model (e.g. llama; "
+                             "slow: every question is a model call)")
     add_common_options(p)
     p.set_defaults(func=main)
 
@@ -32,7 +36,8 @@ def main(args: argparse.Namespace) -> int:
     out = Output(args)
     cfg = load_cfg(args)
     ev = run_golden(args.data, args.retriever, args.k, args.seed, args.out, cfg, log_mlflow=not args.no_mlflow,
-                    show_progress=show_progress(args), answers=not args.no_answers)
+                    show_progress=show_progress(args), answers=not args.no_answers,
+                    models=[args.model] if args.model and args.model != "extractive" else [])
     out.text(report(ev))
     if ev.tracking_error:
         out.error(ev.tracking_error)

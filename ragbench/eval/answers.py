@@ -300,9 +300,47 @@ def evaluate_golden_answers(golden: Any, cfg: RagbenchConfig | None = None, mode
 # ------------------------------------------------------------------------------- `ragbench eval golden` hook
 
 
-def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any]) -> dict[str, Callable]:
-    """Answer systems for :func:`ragbench.eval.harness.experiment`: ``answer-extractive`` over its own
-    sentence-chunked store in :data:`ANSWER_MODE` (reusing the embedder of the given dense retriever)."""
+def system_name(model: str | None = None) -> str:
+    """``answer`` for the default reader, ``answer-<model>`` for another chat model (``answer-llama``)."""
+    return "answer" if not model or model == "extractive" else f"answer-{model}"
+
+
+def model_config(cfg: RagbenchConfig, model: str | None) -> RagbenchConfig:
+    """``cfg`` answering with chat model ``model``; a generative model gets the strict prompt
+    (:data:`ragbench.answer.prompts.STRICT_NAME`)."""
+    if not model or model == "extractive":
+        return cfg
+    from ..answer.prompts import STRICT_NAME
+
+    return with_overrides(cfg, {"answer.chat_model": model, "answer.prompt_name": STRICT_NAME})
+
+
+def answer_records(golden: Any, service: Any, qids: Sequence[str], chunk_doc: Mapping[str, str]) -> list[dict]:
+    """Answer ``qids`` with ``service`` and return harness records carrying, per question, the measures only the
+    answering side can compute (:data:`ragbench.eval.rag_metrics.PASS_THROUGH`: leaks, fact, secret, injection)."""
+    answers, prompts = answer_golden(service, golden, list(qids))
+    per_q = score_answers("answer", golden, answers, prompts, chunk_doc)
+    extra = per_q[per_q["measure"].isin([LEAKED_DOCS, FACT_IN_ANSWER, SECRET_IN_ANSWER, INJECTION_QUOTED])]
+    by_q: dict[str, dict[str, float]] = {}
+    for qid, measure, value in extra[["qid", "measure", "value"]].itertuples(index=False):
+        by_q.setdefault(str(qid), {})[str(measure)] = float(value)
+    out = []
+    for qid in qids:
+        a = answers[qid]
+        row = a.to_row(qid)
+        row["model_calls"] = 0 if a.refusal_reason == "insufficient-retrieval" else 1
+        row.update({m: by_q.get(qid, {}).get(m, math.nan)
+                    for m in (LEAKED_DOCS, FACT_IN_ANSWER, SECRET_IN_ANSWER, INJECTION_QUOTED)})
+        out.append(row)
+    return out
+
+
+def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any],
+                          models: Sequence[str] = ()) -> dict[str, Callable]:
+    """Answer systems for :func:`ragbench.eval.harness.experiment`: ``answer`` (the configured reader, extractive
+    by default) and one ``answer-<model>`` per extra chat model in ``models``, each over its own sentence-chunked
+    store in :data:`ANSWER_MODE` (reusing the embedder of the given dense retriever). Their records carry
+    LeakedDocs, FactInAnswer, SecretInAnswer and InjectionQuoted per question."""
     from ..retrieval.retriever import vector_part
 
     embedder = None
@@ -313,20 +351,23 @@ def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[
             break
     acfg = answer_config(cfg, ANSWER_MODE)
 
-    def system(queries: pd.DataFrame) -> list[dict[str, Any]]:
-        emb = embedder
-        if emb is None:
-            from ..retrieval.embedding import make_embedder
+    def make(model: str | None) -> Callable[[pd.DataFrame], list[dict[str, Any]]]:
+        mcfg = model_config(acfg, model)
 
-            emb = make_embedder(acfg.embedding)
-        store = build_store(golden, acfg, emb)
-        service = build_service(golden, acfg, ANSWER_MODE, emb, store=store)
-        answers, _ = answer_golden(service, golden, list(queries["qid"].astype(str)))
-        out = []
-        for qid in queries["qid"].astype(str):
-            row = answers[qid].to_row(qid)
-            row["model_calls"] = 0 if answers[qid].refusal_reason == "insufficient-retrieval" else 1
-            out.append(row)
-        return out
+        def system(queries: pd.DataFrame) -> list[dict[str, Any]]:
+            emb = embedder
+            if emb is None:
+                from ..retrieval.embedding import make_embedder
 
-    return {"answer-extractive": system}
+                emb = make_embedder(mcfg.embedding)
+            store = build_store(golden, mcfg, emb)
+            chunk_doc = {c.chunk_id: c.doc_id for c in store.chunks()}
+            service = build_service(golden, mcfg, ANSWER_MODE, emb, store=store)
+            return answer_records(golden, service, list(queries["qid"].astype(str)), chunk_doc)
+
+        return system
+
+    systems = {system_name(None): make(None)}
+    for m in models:
+        systems[system_name(m)] = make(m)
+    return systems

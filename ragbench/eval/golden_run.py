@@ -64,11 +64,13 @@ def build_retrievers(golden: Any, cfg: RagbenchConfig, modes: Sequence[str], emb
     return out
 
 
-def answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any]) -> dict[str, Callable]:
-    """The grounded-answer systems scored next to the retrievers (:mod:`ragbench.eval.answers`)."""
+def answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any],
+                   models: Sequence[str] = ()) -> dict[str, Callable]:
+    """The grounded-answer systems scored next to the retrievers (:mod:`ragbench.eval.answers`): ``answer`` and
+    one ``answer-<model>`` per extra chat model."""
     from .answers import golden_answer_systems
 
-    return dict(golden_answer_systems(golden, cfg, retrievers))
+    return dict(golden_answer_systems(golden, cfg, retrievers, models))
 
 
 def default_run_dir(kind: str = "golden") -> Path:
@@ -95,8 +97,10 @@ def result_metrics(result: ExperimentResult) -> dict[str, float]:
 def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MODES, k: int = 5, seed: int = 0,
                out: str | Path | None = None, cfg: RagbenchConfig | None = None, log_mlflow: bool = True,
                experiment_name: str = EXPERIMENT, tracking_timeout: float | None = 10,
-               embedder: Any = None, show_progress: bool = False, answers: bool = True) -> GoldenEval:
-    """The whole golden evaluation (module doc); ``answers=False`` scores retrieval only."""
+               embedder: Any = None, show_progress: bool = False, answers: bool = True,
+               models: Sequence[str] = ()) -> GoldenEval:
+    """The whole golden evaluation (module doc); ``answers=False`` scores retrieval only; ``models`` adds an
+    ``answer-<model>`` system per chat model next to the default ``answer``."""
     from ..tracking import record_run
     from .golden import DEFAULT_FOLDER, load_golden
 
@@ -106,7 +110,7 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
     golden = load_golden(data or DEFAULT_FOLDER)
     retrievers = build_retrievers(golden, cfg, modes, embedder, show_progress)
     systems: dict[str, Any] = dict(retrievers)
-    extra = answer_systems(golden, cfg, retrievers) if answers else {}
+    extra = answer_systems(golden, cfg, retrievers, models) if answers else {}
     systems.update(extra)
     baselines = [b for b in ("bm25", "dense") if b in retrievers]
     run_dir = Path(out) if out is not None else default_run_dir("golden")
@@ -175,8 +179,20 @@ def report(ev: GoldenEval) -> str:
     return "\n".join(lines)
 
 
+def slices_json(per_slice: Any) -> dict[str, dict[str, dict[str, float]]]:
+    """``{system: {slice: {measure: value}}}`` of a per-slice table, measures that apply only."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for _, row in per_slice.iterrows():
+        values = {str(m): float(v) for m, v in row.items()
+                  if m not in ("system", "slice", "n") and v is not None and not math.isnan(float(v))}
+        out.setdefault(str(row["system"]), {})[str(row["slice"])] = values
+    return out
+
+
 def summary_json(ev: GoldenEval) -> dict[str, Any]:
-    """The ``--json`` record: each system lists the measures that apply to it (retrieval or answer measures)."""
+    """The ``--json`` record: each system lists the measures that apply to it (retrieval or answer measures);
+    ``slices`` the same per question tag."""
     systems = {str(s): {m: float(v) for m, v in row.items() if not math.isnan(float(v))}
                for s, row in ev.result.aggregate.iterrows()}
-    return {"systems": systems, "mlflow_run_id": ev.mlflow_run_id, "run_dir": str(ev.run_dir)}
+    return {"systems": systems, "slices": slices_json(ev.result.per_slice), "mlflow_run_id": ev.mlflow_run_id,
+            "run_dir": str(ev.run_dir)}

@@ -187,6 +187,9 @@ def cited_ids(record: Any) -> list[str]:
     return out
 
 
+_ABSENT = object()
+
+
 def _records(answers: Any) -> list[Any]:
     if isinstance(answers, pd.DataFrame):
         return answers.to_dict("records")
@@ -201,6 +204,12 @@ def _num(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(f) else f
+
+
+#: Per-question measures that an answer system computes itself (it knows the corpus, the ACLs and the prompts it
+#: sent) and hands over in its records; passed through unchanged when a record carries them
+#: (:mod:`ragbench.eval.answers` fills them for the golden answer systems).
+PASS_THROUGH = ("FactInAnswer", "LeakedDocs", "SecretInAnswer", "InjectionQuoted")
 
 
 def evaluate_answers(answers: Any, gold: Iterable[AnswerGold]) -> pd.DataFrame:
@@ -237,6 +246,10 @@ def evaluate_answers(answers: Any, gold: Iterable[AnswerGold]) -> pd.DataFrame:
         for measure, key in ((CONTEXT_TOKENS, "context_tokens"), (MODEL_CALLS, "model_calls")):
             v = _num(_get(rec, key))
             rows.append((qid, str(measure), v if v is not None else math.nan))
+        for key in PASS_THROUGH:
+            if _get(rec, key, _ABSENT) is not _ABSENT:
+                v = _num(_get(rec, key))
+                rows.append((qid, key, v if v is not None else math.nan))
     return pd.DataFrame(rows, columns=["qid", "measure", "value"])
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from ragbench.config import RagbenchConfig, with_overrides
 from ragbench.eval.answers import (LEAKED_DOCS, SECRET_IN_ANSWER, LeakChecker, answer_config,
                                    evaluate_golden_answers, golden_answer_systems)
 from ragbench.eval.golden import load_golden
+from ragbench.eval.metrics import AnswerGold, evaluate_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = {"embedding.model": "hashing", "embedding.cache": False}
@@ -67,11 +69,20 @@ def test_eval_golden_hook_returns_answer_records(golden):
     systems = golden_answer_systems(golden, cfg, {})
     import pandas as pd
 
-    recs = systems["answer-extractive"](pd.DataFrame({"qid": ["g001", "g051"], "query": ["x", "y"]}))
+    assert list(systems) == ["answer"]
+    assert list(golden_answer_systems(golden, cfg, {}, ["llama"])) == ["answer", "answer-llama"]
+    recs = systems["answer"](pd.DataFrame({"qid": ["g001", "g051"], "query": ["x", "y"]}))
     assert [r["qid"] for r in recs] == ["g001", "g051"]
     assert set(recs[0]) >= {"qid", "answer", "refused", "citations", "support_ratio", "context_tokens",
-                            "cited_docnos", "model_calls"}
+                            "cited_docnos", "model_calls", "LeakedDocs", "FactInAnswer", "SecretInAnswer",
+                            "InjectionQuoted"}
     assert "board-exec-comp" not in recs[1]["cited_docnos"]
+    # g051 is a refuse-acl question: no fact measure, a secret measure; g001 the other way round.
+    assert (recs[0]["LeakedDocs"], recs[0]["InjectionQuoted"], recs[1]["LeakedDocs"], recs[1]["SecretInAnswer"]) \
+        == (0.0, 0.0, 0.0, 0.0)
+    assert math.isnan(recs[0]["SecretInAnswer"]) and math.isnan(recs[1]["FactInAnswer"])
+    per = evaluate_answers(pd.DataFrame(recs), [AnswerGold.from_golden(golden.question(q)) for q in ("g001", "g051")])
+    assert set(per["measure"]) >= {"LeakedDocs", "FactInAnswer", "SecretInAnswer", "InjectionQuoted"}
 
 
 def _ragbench(args, cwd, stdin=None):

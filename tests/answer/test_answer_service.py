@@ -31,7 +31,8 @@ def service(store, model=None, retriever=None, **kw):
 def test_answer_records_everything(store):
     a = service(store).answer(Q, "hr-user")
     # The second sentence sits in the same section ("paid time off" is its title) and clears the 0.7 floor.
-    assert a.answer == "Full-time employees receive 25 days of paid time off per year. [1] Up to 5 unused days carry over. [1]"
+    assert a.answer == ("Full-time employees receive 25 days of paid time off per year. [1] "
+                        "Up to 5 unused days carry over. [1]")
     assert (a.refused, a.refusal_reason, a.support_ratio) == (False, None, 1.0)
     assert (a.prompt_version, a.model_id, a.retrieval_mode) == ("rag.answer@v1", "extractive-v1", "bm25")
     assert [(c.doc_id, c.title, c.start, c.end) for c in a.citations] == \

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ragbench.llm.signals import conflicts, coverage, heading_trail, modifier_pairs, paragraph_headings
 
-DOC = "# Leave\n\nIntro line.\n\n**Sick leave.** Staff report absence by 09:00. A note is needed after 7 days.\n\n## Parental\n\nSix weeks."
+DOC = ("# Leave\n\nIntro line.\n\n**Sick leave.** Staff report absence by 09:00. A note is needed after 7 days."
+       "\n\n## Parental\n\nSix weeks.")
 
 
 def test_conflicts_find_siblings_of_what_was_asked():
