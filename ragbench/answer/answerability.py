@@ -33,6 +33,7 @@ import numpy as np
 from ..llm.extractive import ANSWER_TYPES, expected_type, has_type
 from ..llm.signals import QUESTION_WORDS, conflicts, salient_terms, stem, term_set
 from ..schema import Acl, Principal
+from ..stages import Embedder
 from ..text import tokenize
 
 __all__ = ["ANSWER_TYPES", "AnswerabilityReport", "PermittedTermWeights", "QUESTION_WORDS", "TermWeights", "assess",
@@ -183,7 +184,7 @@ class AnswerabilityReport:
 
 
 def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence[str], weights: TermWeights,
-           embedder: object | None = None, min_coverage: float = 0.5, min_similarity: float = 0.45,
+           embedder: Embedder | None = None, min_coverage: float = 0.5, min_similarity: float = 0.45,
            check_type: bool = True, matcher: WordMatcher | None = None, min_word_similarity: float = 0.6,
            check_conflicts: bool = True) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.

@@ -19,14 +19,18 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..llm.context import MARKER, answer_sentence_spans
+from ..stages import Embedder
 from ..text import normalize_whitespace, tokenize
 
 GROUNDING_METHODS = ("lexical", "embedding")
 
 
 class HasText(Protocol):
-    chunk_id: str
-    text: str
+    @property
+    def chunk_id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ def split_answer(answer: str) -> list[AnswerSentence]:
 
 
 def verify(answer: str, chunks: Sequence[HasText], min_support: float = 0.15, method: str = "lexical",
-           embedder: object | None = None, min_similarity: float = 0.5) -> GroundingReport:
+           embedder: Embedder | None = None, min_similarity: float = 0.5) -> GroundingReport:
     """Check every content-bearing sentence of ``answer`` against ``chunks`` (numbered from 1).
 
     ``support_ratio = supported / (supported + unsupported)``; sentences without content words are ignored;
@@ -111,6 +115,9 @@ def verify(answer: str, chunks: Sequence[HasText], min_support: float = 0.15, me
         scores = _lexical_scores(sentences, chunks)
         threshold = min_support
     else:
+        if embedder is None:
+            raise ConfigError("grounding method 'embedding' needs an embedder. Fix: pass embedder=, or use "
+                              "method='lexical'.")
         scores = _embedding_scores(sentences, chunks, embedder)
         threshold = min_similarity
     results = []
@@ -137,7 +144,7 @@ def _lexical_scores(sentences: Sequence[AnswerSentence], chunks: Sequence[HasTex
 
 
 def _embedding_scores(sentences: Sequence[AnswerSentence], chunks: Sequence[HasText],
-                      embedder: object) -> list[list[float]]:
+                      embedder: Embedder) -> list[list[float]]:
     embed = embedder.embed
     sv = np.asarray(embed([s.text for s in sentences]), dtype=np.float32)
     cv = np.asarray(embed([c.text for c in chunks]), dtype=np.float32)

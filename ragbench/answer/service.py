@@ -213,7 +213,7 @@ class AnsweringService:
         if self.budget is not None:
             self.budget.check(tenant)
         template = self.prompts.ensure_default(self.cfg.prompt_name)
-        base = dict(question=question.strip(), query=asked, prompt_version=template.id,
+        base: dict[str, Any] = dict(question=question.strip(), query=asked, prompt_version=template.id,
                     model_id=str(self.chat_model.model_id), retrieval_mode=self.retrieval_mode)
 
         raw = self.retriever.search(asked, k=max(self.cfg.candidate_k, self.cfg.top_k), principal=who)
@@ -239,7 +239,8 @@ class AnsweringService:
         if self.budget is not None:
             self.budget.record(tenant, completion.model_id, completion.prompt_tokens, completion.completion_tokens)
         base["model_id"] = completion.model_id
-        tokens = dict(prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens)
+        tokens: dict[str, Any] = dict(prompt_tokens=completion.prompt_tokens,
+                                      completion_tokens=completion.completion_tokens)
         text = completion.text.strip()
         if not text:
             return self._finish(who, tenant, self._refusal(base, "empty-answer", 0.0, context_tokens, hits, **tokens))

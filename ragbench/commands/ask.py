@@ -54,8 +54,11 @@ def open_service(args: argparse.Namespace) -> Any:
     if args.model:
         cfg = with_overrides(cfg, {"answer.chat_model": args.model})
     golden = load_golden(args.data or DEFAULT_FOLDER) if args.store is None or args.principals is None else None
-    principals = (PrincipalRegistry.from_yaml(args.principals) if args.principals
-                  else PrincipalRegistry(golden.principals))
+    if args.principals:
+        principals = PrincipalRegistry.from_yaml(args.principals)
+    else:
+        assert golden is not None  # loaded above when no registry file is given
+        principals = PrincipalRegistry(golden.principals)
     principal = principals.get(args.principal)  # unknown → PermissionDenied before any work
     embedder = make_embedder(cfg.embedding) if needs_embedder(mode) or cfg.answer.extractive_semantic else None
     if args.store is None:

@@ -66,7 +66,7 @@ def deterministic(question: str) -> Decomposition:
         x, y = tuple(content_words(x_name)[:2]), tuple(content_words(y_name)[:2])
         ctx_words = content_words(m.group("ctx") or "")
         ctx = ctx_words[0] if ctx_words else "key"
-        topics = (
+        topics: tuple[SubTopic, ...] = (
             SubTopic(f"{x_name} fundamentals and {ctx}-specific features", ("fundamentals", "features"), x),
             SubTopic(f"{y_name} fundamentals and {ctx} optimization patterns", ("fundamentals", "optimization"), y),
             SubTopic("Performance comparison (latency, bandwidth, caching)",

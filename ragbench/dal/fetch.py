@@ -64,7 +64,10 @@ def _jsonld_dates(data: object) -> list[str]:
 def published_date(soup: BeautifulSoup) -> date | None:
     """The page's publication date from meta tags, JSON-LD or ``<time datetime>``; ``None`` when absent."""
     for attr, name in _DATE_METAS:
-        for tag in soup.find_all("meta", attrs={attr: lambda v, n=name: bool(v) and v.lower() == n}):
+        def named(v: str | None, n: str = name) -> bool:
+            return bool(v) and str(v).lower() == n
+
+        for tag in soup.find_all("meta", attrs={attr: named}):
             d = _lenient_date(tag.get("content"))
             if d:
                 return d
@@ -98,7 +101,7 @@ def main_text(soup: BeautifulSoup) -> str:
     """Text of ``<article>``/``<main>`` (else ``<body>``) without navigation and scripts, one block per line."""
     for tag in soup.find_all(_DROP):
         tag.decompose()
-    root = soup.find("article") or soup.find("main") or soup.find(attrs={"role": "main"}) or soup.body or soup
+    root = soup.find("article") or soup.find("main") or soup.find(None, {"role": "main"}) or soup.body or soup
     lines = (normalize_whitespace(s) for s in root.get_text("\n").split("\n"))
     return "\n".join(line for line in lines if line)
 

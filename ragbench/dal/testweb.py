@@ -156,7 +156,8 @@ def _finetune_pages() -> list[Page]:
     alt = "Retrieval is often compared with fine-tuning LLMs as alternatives for adding knowledge."
     recent = "The latest fine-tuning recipes for LLMs mix synthetic data with human data."
     intro = "This {kind} discusses fine-tuning large language models (LLMs)."
-    spec = [(h, "/ft/core", core, 5 + 7 * i) for i, h in enumerate(("arxiv.org", "www.nature.com", "web.mit.edu",
+    spec: list[tuple[str, str, tuple[str, ...], int]] = []
+    spec += [(h, "/ft/core", core, 5 + 7 * i) for i, h in enumerate(("arxiv.org", "www.nature.com", "web.mit.edu",
                                                                     "dl.acm.org", "www.wired.com", "techcrunch.com"))]
     spec += [(h, "/ft/impl", impl, 10 + 5 * i) for i, h in enumerate(("www.reuters.com", "www.theverge.com",
                                                                       "www.bbc.com", "someblog.com", "medium.com"))]
@@ -339,8 +340,8 @@ class TestWeb:
             return self._send(h, 200, b"%PDF-1.7\x00\x01\x02binary\x00" * 64, "application/pdf")
         if b == "huge":
             para = "<p>" + "Filler words about trouble pages repeat here. " * 40 + "</p>"
-            body = page.html().replace("</article>", para * (self.huge_bytes // len(para) + 1) + "</article>")
-            return self._send(h, 200, body.encode("utf-8"), "text/html; charset=utf-8")
+            huge = page.html().replace("</article>", para * (self.huge_bytes // len(para) + 1) + "</article>")
+            return self._send(h, 200, huge.encode("utf-8"), "text/html; charset=utf-8")
         if b == "truncated":
             return self._send(h, 200, body[:200], "text/html; charset=utf-8", length=len(body) + 5000)
         self._send(h, 200, body, "text/html; charset=utf-8")

@@ -31,7 +31,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import islice
-from typing import Callable, Hashable, Iterable, Mapping
+from typing import Callable, Hashable, Iterable, Mapping, cast
 
 from ..config import DcsConfig
 from ..errors import ConfigError, DataError
@@ -164,7 +164,7 @@ class DcsContextAssembler:
         mid = msg.message_id
         if mid in self._messages:  # faithful overwrite: drop the old timeline entry (the index keeps its repeats)
             old = self._messages[mid]
-            self._timeline.remove((old.timestamp, self._seq[mid], mid))
+            self._timeline.remove((cast(datetime, old.timestamp), self._seq[mid], mid))
         self._seq[mid] = self._next_seq
         self._next_seq += 1
         self._messages[mid] = msg
@@ -177,7 +177,7 @@ class DcsContextAssembler:
                 continue
             node.touch(now)
             node.link(mid)
-        entry = (msg.timestamp, self._seq[mid], mid)
+        entry = (cast(datetime, msg.timestamp), self._seq[mid], mid)  # _validated() set it
         pos = bisect.bisect(self._timeline, entry)
         self._timeline.insert(pos, entry)
         log_decision("Register", f"{mid}: key={msg.key} dcns={list(msg.hard_linked_dcns)} "
@@ -196,10 +196,11 @@ class DcsContextAssembler:
 
     def _add_to_index(self, mid: str, identifiers: Iterable[Hashable]) -> None:
         for ident in identifiers:
-            if self.faithful:
-                self._index.setdefault(ident, []).append(mid)  # type: ignore[union-attr]
+            bucket = self._index.setdefault(ident, [] if self.faithful else {})
+            if isinstance(bucket, list):
+                bucket.append(mid)
             else:
-                self._index.setdefault(ident, {})[mid] = None  # type: ignore[index]
+                bucket[mid] = None
 
     def _neighbours(self, mid: str, pos: int) -> list[DcsMessage]:
         n = self.config.influence_neighbours

@@ -63,8 +63,8 @@ class DcsKey:
         """Intents, then domains, then DCNs; plain ints (the source's shared space) or ``(level, id)`` pairs."""
         if not namespaced:
             return [*self.intents, *self.domains, *self.dcns]
-        return ([(INTENT, i) for i in self.intents] + [(DOMAIN, d) for d in self.domains]
-                + [(DCN, n) for n in self.dcns])
+        pairs: list[Hashable] = [(INTENT, i) for i in self.intents]
+        return pairs + [(DOMAIN, d) for d in self.domains] + [(DCN, n) for n in self.dcns]
 
     def topics(self, namespaced: bool = False) -> list[Hashable]:
         """Distinct intents ∪ domains in order: the topic identifiers a DCN is matched on."""

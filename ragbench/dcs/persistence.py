@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Hashable, Protocol
+from typing import Any, Hashable, Protocol, cast
 
 from ..config import DcsConfig, from_dict, to_dict
 from ..errors import DataError
@@ -70,7 +70,8 @@ def save_conversation(store: StoreLike, assembler: DcsContextAssembler, conversa
                      (conversation_id, json.dumps(to_dict(assembler.config), sort_keys=True),
                       assembler.nodes.next_id, assembler._next_seq, utc_now().isoformat()))
         conn.executemany("INSERT INTO dcs_messages VALUES (?, ?, ?, ?, ?, ?, ?)", [
-            (conversation_id, m.message_id, assembler._seq[m.message_id], m.content, m.timestamp.isoformat(),
+            (conversation_id, m.message_id, assembler._seq[m.message_id], m.content,
+             cast(datetime, m.timestamp).isoformat(),
              m.key.serialize(), ",".join(str(d) for d in m.hard_linked_dcns)) for m in msgs])
         conn.executemany("INSERT INTO dcs_nodes VALUES (?, ?, ?, ?, ?, ?, ?)", [
             (conversation_id, n.dcn_id, pos, json.dumps([_ident_to_text(t) for t in n.topics]),
@@ -103,7 +104,7 @@ def load_conversation(store: StoreLike, conversation_id: str = "default", clock:
         msg = DcsMessage(row[0], DcsKey.parse(row[4]), row[2], datetime.fromisoformat(row[3]), hard)
         asm._messages[msg.message_id] = msg
         asm._seq[msg.message_id] = row[1]
-        asm._timeline.append((msg.timestamp, row[1], msg.message_id))
+        asm._timeline.append((cast(datetime, msg.timestamp), row[1], msg.message_id))
     asm._timeline.sort()
     for row in store.query("SELECT dcn_id, topics, created_at, last_referenced_at, linked FROM dcs_nodes "
                            "WHERE conversation_id = ? ORDER BY position", (conversation_id,)):
@@ -112,10 +113,11 @@ def load_conversation(store: StoreLike, conversation_id: str = "default", clock:
     for row in store.query("SELECT identifier, message_id FROM dcs_index WHERE conversation_id = ? "
                            "ORDER BY rowid", (conversation_id,)):
         ident = _ident_from_text(row[0])
-        if asm.faithful:
-            asm._index.setdefault(ident, []).append(row[1])  # type: ignore[union-attr]
+        bucket = asm._index.setdefault(ident, [] if asm.faithful else {})
+        if isinstance(bucket, list):
+            bucket.append(row[1])
         else:
-            asm._index.setdefault(ident, {})[row[1]] = None  # type: ignore[index]
+            bucket[row[1]] = None
     asm.nodes.next_id = head[0][1]
     asm._next_seq = head[0][2]
     return asm

@@ -21,7 +21,7 @@ from .classifier import Classifier
 
 
 def _timestamp(meta: object) -> datetime | None:
-    value = meta.get("timestamp") if hasattr(meta, "get") else None  # type: ignore[union-attr]
+    value = meta.get("timestamp") if hasattr(meta, "get") else None
     if value is None or isinstance(value, datetime):
         return value
     try:

@@ -89,7 +89,7 @@ class ConversationMemory:
             rows = self.store.query("SELECT seq, role, speaker, content, summary, doc_id, request_id, created_at, "
                                     "meta FROM eerag_turns WHERE conversation_id = ? ORDER BY seq",
                                     (self.conversation_id,))
-            self._turns = [Turn(*tuple(r)[:8], json.loads(r[8])) for r in rows]
+            self._turns = [Turn(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8])) for r in rows]
         return list(self._turns)
 
     def __len__(self) -> int:
@@ -159,7 +159,7 @@ class MemoryRetriever(Retriever):
         return r
 
     def index(self, chunks: Sequence[Chunk], acls: Mapping[str, Acl] | None = None,
-              titles: Mapping[str, str] | None = None, **kw: Any) -> MemoryRetriever:
+              titles: Mapping[str, str] | None = None, show_progress: bool = False, **kw: Any) -> MemoryRetriever:
         raise NotImplementedError("MemoryRetriever indexes the store itself")
 
     def documents(self) -> Retriever | None:

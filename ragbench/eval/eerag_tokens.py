@@ -117,7 +117,8 @@ def token_study(documents: Sequence[Document], queries: pd.DataFrame, qrels: pd.
         for qid, query in tqdm(zip(queries.qid, queries["query"]), total=len(queries), disable=not show_progress,
                                desc="token study"):
             hits = retriever.search(query, k=k)
-            chunks = {h.chunk_id: store.get_chunk(h.chunk_id) for h in hits}
+            found = {h.chunk_id: store.get_chunk(h.chunk_id) for h in hits}
+            chunks = {cid: c for cid, c in found.items() if c is not None}
             cands = make_candidates(hits, {cid: c.summary for cid, c in chunks.items() if c is not None})
             header_tokens = count_tokens(build_header(cands))
             numbered = [(c.number, chunks[c.hit.chunk_id]) for c in cands]

@@ -138,8 +138,10 @@ def _significance(per_query: pd.DataFrame, systems: Sequence[str], baselines: Se
     for base in baselines:
         for slc in slices:
             family: list[dict[str, Any]] = []
-            in_slice = wide.index.map(lambda q: slice_of.get(q) == slc)  # noqa: B023 - used in this iteration
-            qids = wide.index if slc == ALL else wide.index[in_slice]
+            if slc == ALL or slice_of is None:
+                qids = wide.index
+            else:
+                qids = wide.index[wide.index.map(lambda q: slice_of.get(q) == slc)]  # noqa: B023 - this iteration
             for system in systems:
                 if system == base:
                     continue

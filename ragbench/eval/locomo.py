@@ -139,7 +139,8 @@ def _turn_times(conv: LocomoConversation) -> list[datetime]:
             start = parse_session_date(t.date)
             if start is None or (last is not None and start <= last):
                 start = (last or datetime(2000, 1, 1, tzinfo=timezone.utc)) + timedelta(minutes=1)
-        last = start + timedelta(seconds=j)  # type: ignore[operator]
+        assert start is not None  # set just above
+        last = start + timedelta(seconds=j)
         times.append(last)
         j += 1
     return times

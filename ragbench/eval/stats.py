@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 from ..errors import SchemaError
@@ -21,7 +22,7 @@ from ..errors import SchemaError
 EXACT_LIMIT = 16
 
 
-def _pair(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _pair(a: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
         raise SchemaError(f"paired test: expected two equal-length 1-D score lists, found {x.shape} and {y.shape}. "
@@ -33,7 +34,7 @@ def _pair(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarra
     return x, y
 
 
-def paired_ttest(a: Sequence[float], b: Sequence[float]) -> float:
+def paired_ttest(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sided paired t-test p-value (scipy ``ttest_rel``). Constant non-zero differences give 0.0."""
     x, y = _pair(a, b)
     d = x - y
@@ -46,7 +47,7 @@ def paired_ttest(a: Sequence[float], b: Sequence[float]) -> float:
     return float(sps.ttest_rel(x, y).pvalue)
 
 
-def wilcoxon(a: Sequence[float], b: Sequence[float]) -> float:
+def wilcoxon(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sided Wilcoxon signed-rank p-value (scipy) of the differences rounded to 12 decimals.
 
     Zero differences are dropped (``zero_method="wilcox"``). The exact null distribution is used when at most 50
@@ -62,7 +63,7 @@ def wilcoxon(a: Sequence[float], b: Sequence[float]) -> float:
     return float(sps.wilcoxon(nz, method="exact" if exact else "approx").pvalue)
 
 
-def permutation_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 10000, seed: int = 0) -> float:
+def permutation_test(a: ArrayLike, b: ArrayLike, n_resamples: int = 10000, seed: int = 0) -> float:
     """Paired sign-flip permutation test on the mean difference, two-sided.
 
     Exact (all 2^n sign flips) when at most :data:`EXACT_LIMIT` differences are non-zero; otherwise Monte Carlo
@@ -136,7 +137,7 @@ def bootstrap_ci(values: Sequence[float], confidence: float = 0.95, n_resamples:
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def win_tie_loss(a: Sequence[float], b: Sequence[float], tol: float = 1e-9) -> tuple[int, int, int]:
+def win_tie_loss(a: ArrayLike, b: ArrayLike, tol: float = 1e-9) -> tuple[int, int, int]:
     """Queries where ``a`` beats, ties (|a − b| ≤ tol) and loses to ``b``."""
     x, y = _pair(a, b)
     d = x - y
@@ -161,7 +162,7 @@ class PairedComparison:
     losses: int
 
 
-def compare(a: Sequence[float], b: Sequence[float], seed: int = 0, n_resamples: int = 10000,
+def compare(a: ArrayLike, b: ArrayLike, seed: int = 0, n_resamples: int = 10000,
             confidence: float = 0.95) -> PairedComparison:
     """All paired statistics of ``a`` vs ``b``; the CI is a bootstrap interval of the mean difference."""
     x, y = _pair(a, b)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from datetime import datetime
 from typing import Sequence
 
 import numpy as np
@@ -71,8 +72,10 @@ def replay(messages: pd.DataFrame, classifier: Classifier,
     for col in ("id", "content", "timestamp", "thread"):
         if col not in messages.columns:
             raise DataError(f"thread replay: expected columns id, content, timestamp, thread; missing {col!r}.")
-    clock = {"now": None}
-    asm = DcsContextAssembler(config, clock=lambda: clock["now"], escalation=classifier.is_escalation)
+    clock: dict[str, datetime | None] = {"now": None}
+    # The assembler never reads the clock here: every replayed message carries its own timestamp.
+    asm = DcsContextAssembler(config, clock=lambda: clock["now"],  # type: ignore[arg-type, return-value]
+                              escalation=classifier.is_escalation)
     contexts: list[list[str]] = []
     for row in messages.itertuples(index=False):
         ts = pd.Timestamp(row.timestamp).to_pydatetime()
@@ -85,7 +88,7 @@ def replay(messages: pd.DataFrame, classifier: Classifier,
     mapping = asm.merge_similar_dcns()
     out = pd.DataFrame({"id": messages["id"].astype(str), "thread": messages["thread"].astype(str),
                         "context": contexts})
-    out["dcn"] = [asm.get(i).hard_linked_dcns[0] if asm.get(i).hard_linked_dcns else -1 for i in out["id"]]
+    out["dcn"] = [asm.messages[i].hard_linked_dcns[0] if asm.messages[i].hard_linked_dcns else -1 for i in out["id"]]
     return out, asm, len(mapping)
 
 

@@ -323,9 +323,9 @@ class ExtractiveChatModel(ChatModel):
         chosen = self._select(ranked, terms, weight)
         chosen.sort(key=lambda c: (c.n, c.index))
         parts = []
-        for c in chosen:
-            sentence = c.sentence if c.sentence[-1] in ".!?" else c.sentence + "."
-            parts.append(f"{sentence} [{c.n}]")
+        for pick in chosen:
+            sentence = pick.sentence if pick.sentence[-1] in ".!?" else pick.sentence + "."
+            parts.append(f"{sentence} [{pick.n}]")
         return " ".join(parts)
 
     def _select(self, ranked: Sequence[_Candidate], terms: Sequence[str],

@@ -98,11 +98,11 @@ def resolve_local_model(spec: str) -> Path:
     if model is None:
         raise ConfigError(f"unknown local model {name!r}; expected one of {sorted(by_name)} (or qwen, smollm2, "
                           "or a path ending in .gguf). Fix: e.g. --model llama:qwen2.5-coder-1.5b.")
-    path = model.locate()
-    if path is None:
+    located = model.locate()
+    if located is None:
         raise ModelError(f"local model {model.name} ({model.description}) is not installed. Fix: run "
                          f"`{model.install}`.")
-    return path
+    return located
 
 
 # ---------------------------------------------------------------------------------------------- assembling

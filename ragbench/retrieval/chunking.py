@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from typing import Any
 
 from ..errors import ConfigError, DataError
 from ..schema import Chunk, Document
@@ -149,7 +150,7 @@ class WholeDocumentChunker(Chunker):
         return [_make(document, 0, 0, len(document.text))]
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     # make_chunker lives in the factory now (one way from config to every stage); the old import path still works.
     if name == "make_chunker":
         from .factory import make_chunker

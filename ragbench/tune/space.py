@@ -66,19 +66,27 @@ class Param:
         """The matching Optuna distribution."""
         import optuna.distributions as d
 
+        if self.kind == "choice":
+            return d.CategoricalDistribution(list(self.choices))
+        low, high = self.bounds()
         if self.kind == "int":
-            return d.IntDistribution(int(self.low), int(self.high), log=self.log, step=int(self.step or 1))
-        if self.kind == "float":
-            return d.FloatDistribution(float(self.low), float(self.high), log=self.log, step=self.step)
-        return d.CategoricalDistribution(list(self.choices))
+            return d.IntDistribution(int(low), int(high), log=self.log, step=int(self.step or 1))
+        return d.FloatDistribution(float(low), float(high), log=self.log, step=self.step)
 
     def suggest(self, trial: Any) -> Any:
         """A value from ``trial`` (an Optuna trial)."""
+        if self.kind == "choice":
+            return trial.suggest_categorical(self.name, list(self.choices))
+        low, high = self.bounds()
         if self.kind == "int":
-            return trial.suggest_int(self.name, int(self.low), int(self.high), log=self.log, step=int(self.step or 1))
-        if self.kind == "float":
-            return trial.suggest_float(self.name, float(self.low), float(self.high), log=self.log, step=self.step)
-        return trial.suggest_categorical(self.name, list(self.choices))
+            return trial.suggest_int(self.name, int(low), int(high), log=self.log, step=int(self.step or 1))
+        return trial.suggest_float(self.name, float(low), float(high), log=self.log, step=self.step)
+
+    def bounds(self) -> tuple[float, float]:
+        """``(low, high)`` of an int or float parameter."""
+        if self.low is None or self.high is None:
+            raise ConfigError(f"{self.name}: a {self.kind} parameter needs low and high bounds.")
+        return self.low, self.high
 
 
 @dataclass(frozen=True)

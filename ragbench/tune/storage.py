@@ -110,7 +110,7 @@ def open_storage(url: str, lock_timeout: float = 60.0) -> Any:
     from optuna.storages.journal import JournalFileBackend
 
     try:
-        return JournalStorage(JournalFileBackend(str(path), lock_obj=TimeoutLock(path, lock_timeout)))
+        return JournalStorage(JournalFileBackend(str(path), lock_obj=TimeoutLock(path, lock_timeout)))  # type: ignore[arg-type]  # duck-typed
     except StoreError:
         raise
     except (ValueError, KeyError, TypeError, json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -157,7 +157,7 @@ def load_or_create(spec: TuneSpec, storage: Any, prepared: Prepared | None = Non
     """Create the study, or load it when it exists with the same fingerprint (else :class:`ConfigError`)."""
     import optuna
 
-    directions = spec.directions
+    directions: list[Any] = list(spec.directions)  # "maximize" / "minimize", checked by parse_spec
     sampler = make_sampler(spec, worker)
     pruner = make_pruner(prepared) if prepared is not None else None
     try:
