@@ -216,7 +216,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         vecs = np.asarray(embedder.embed([query, *sentences]), dtype=np.float32)
         sim = float(np.max(vecs[1:] @ vecs[0]))
     clash = tuple(conflicts(question, evidence_text, modifiers=False)) if check_conflicts else ()
-    signals = dict(soft_coverage=soft, conflicts=clash)
+    signals: dict[str, Any] = dict(soft_coverage=soft, conflicts=clash)
     if check_type and not found:
         return AnswerabilityReport(cov, sim, kind, False, False, f"no {kind} in the answer", **signals)
     if clash:

@@ -119,7 +119,7 @@ def redact_text(text: str, classification: Classification | None = None) -> str:
 
 def flagged_texts(documents: Iterable[Any]) -> list[str]:
     """The flagged paragraph texts of ``documents`` (objects with ``text`` and ``acl``)."""
-    out = []
+    out: list[str] = []
     for d in documents:
         level = getattr(getattr(d, "acl", None), "classification", None)
         out.extend(d.text[f.start:f.end] for f in scan_document(d.text, level))

@@ -59,8 +59,8 @@ def read_rag_extras(messages: Sequence[Message]) -> tuple[str | None, dict[str, 
     if not isinstance(data, Mapping):
         return None, {}
     focus = data.get("focus") if isinstance(data.get("focus"), str) else None
-    weights = data.get("weights") if isinstance(data.get("weights"), Mapping) else {}
-    return focus, {str(k): float(v) for k, v in weights.items()}
+    weights = data.get("weights")
+    return focus, ({str(k): float(v) for k, v in weights.items()} if isinstance(weights, Mapping) else {})
 
 
 def read_rag_meta(messages: Sequence[Message]) -> tuple[str, list[Passage]] | None:
