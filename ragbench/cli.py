@@ -13,7 +13,7 @@ from typing import Sequence
 from .errors import RagbenchError
 
 #: Sub-command modules, in help order.
-COMMANDS = ["index", "search", "eval", "ask", "chat", "eerag", "dcs", "research", "dal", "tune", "batch"]
+COMMANDS = ["index", "search", "eval", "ask", "chat", "eerag", "dcs", "research", "dal", "tune", "batch", "serve"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,88 @@
+"""Unit tests of the serve parts that need no server: token buckets, claims → principal, settings."""
+from __future__ import annotations
+
+import pytest
+
+from ragbench.errors import ConfigError
+from ragbench.schema import Classification
+from ragbench.serve.auth import Authenticator, AuthError, principal_from_claims
+from ragbench.serve.ratelimit import RateLimiter
+from ragbench.serve.settings import ServeSettings, load_settings
+
+from .helpers import SECRET, token
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_token_bucket_refills_at_n_per_minute():
+    clock = Clock()
+    limiter = RateLimiter(6, clock=clock)  # one token every 10 s
+    assert [limiter.allow("a")[0] for _ in range(6)] == [True] * 6
+    assert limiter.allow("a") == (False, 10)
+    assert limiter.allow("b") == (True, 0)  # buckets are per principal
+    clock.t += 4.0
+    assert limiter.allow("a") == (False, 6)
+    clock.t += 6.0
+    assert limiter.allow("a") == (True, 0)
+    assert limiter.allow("a") == (False, 10)
+
+
+def test_rate_limit_zero_is_off_and_keys_are_bounded():
+    assert RateLimiter(0).allow("x") == (True, 0)
+    limiter = RateLimiter(1, max_keys=2, clock=Clock())
+    for key in ("a", "b", "c"):
+        assert limiter.allow(key) == (True, 0)
+    assert len(limiter._buckets) == 2
+
+
+def test_claims_become_a_principal():
+    p = principal_from_claims({"sub": "u1", "roles": ["Employee"], "departments": ["HR", "it"],
+                               "clearance": "confidential", "exp": 1})
+    assert (p.user_id, p.roles, p.departments, p.max_classification) == (
+        "u1", frozenset({"employee"}), frozenset({"hr", "it"}), Classification.CONFIDENTIAL)
+    for bad, message in ((dict(roles="admin"), "claim roles must be a list of strings."),
+                         (dict(departments=[1]), "claim departments must be a list of strings."),
+                         (dict(clearance="Secret"), "claim clearance must be one of Public, Internal, Confidential, "
+                                                    "Restricted."),
+                         (dict(sub=" "), "claim sub must be a non-empty string.")):
+        claims = {"sub": "u1", "roles": [], "departments": [], "clearance": "Public", "exp": 1, **bad}
+        with pytest.raises(AuthError) as err:
+            principal_from_claims(claims)
+        assert err.value.detail == message
+
+
+def test_authenticator_setup_errors_and_alg_none():
+    with pytest.raises(ConfigError, match="no way to authenticate"):
+        Authenticator()
+    with pytest.raises(ConfigError, match="shorter than 32 bytes"):
+        Authenticator(secret="short")
+    auth = Authenticator(secret=SECRET)
+    assert auth.verify_token(token("bob", ["guest"], [], "Public")).user_id == "bob"
+    with pytest.raises(AuthError, match="algorithm 'none' is not accepted"):
+        auth.verify_token(token("bob", alg="none", key=""))
+    with pytest.raises(AuthError, match="API keys are not enabled"):
+        auth.authenticate(None, "some-key")
+
+
+def test_settings_split_serve_and_research_names(tmp_path):
+    cfg_file = tmp_path / "c.yaml"
+    cfg_file.write_text("serve:\n  rate_limit_per_minute: 30\n  retriever: bm25\nbm25:\n  k1: 1.5\n")
+    serve, cfg = load_settings(cfg_file, {"serve.port": "9000", "bm25.b": "0.5"}, {"rate_limit_per_minute": 7})
+    assert (serve.rate_limit_per_minute, serve.port, serve.retriever) == (7, 9000, "bm25")
+    assert (cfg.bm25.k1, cfg.bm25.b) == (1.5, 0.5)
+    with pytest.raises(ConfigError, match="serve.nope"):
+        load_settings(None, {"serve.nope": "1"}, {})
+    s = ServeSettings(store="x.db", config_path=str(cfg_file), overrides={"answer.top_k": "3"})
+    again = ServeSettings.from_env(s.to_env())
+    assert again == s
+    dense = again.research_config("dense")
+    # The dense answer threshold, the file's BM25 k1 and the override all apply; the query cache is off.
+    assert (dense.answer.min_retrieval_score, dense.bm25.k1, dense.answer.top_k, dense.embedding.cache) == (
+        0.28, 1.5, 3, False)
+    assert again.research_config("bm25").answer.min_retrieval_score == 0.02
