@@ -112,6 +112,24 @@ class Server:
             for _ in range(20):
                 warm(c)
 
+    def rss_mb(self) -> dict[str, float]:
+        """Resident memory of the server process and of each worker it started (Linux /proc)."""
+        def rss(pid: int) -> float:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+            return 0.0
+
+        out = {"main": round(rss(self.proc.pid), 1)}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == self.proc.pid:
+                    out[f"child-{stat.parent.name}"] = round(rss(int(stat.parent.name)), 1)
+            except (OSError, ValueError, IndexError):
+                continue
+        return out
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -150,6 +168,8 @@ def run_http(workers: int, store: str, extra: list[str], questions: list[str], t
                        **load(fn, clients, requests, max_seconds)}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
+        rows.append({"endpoint": "memory", "workers": workers, "rss_mb": server.rss_mb()})
+        print(json.dumps(rows[-1]), flush=True)
     finally:
         server.stop()
     return rows
@@ -221,9 +241,14 @@ def main() -> None:
     print("\n| endpoint | how | workers | clients | requests | errors | req/s | p50 ms | p95 ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
+        if r["endpoint"] == "memory":
+            continue
         print(f"| {r['endpoint']} | {r['mode']} | {r['workers'] or '–'} | {r['clients']} | {r['requests']} | "
               f"{r['errors']} | {r['rps']} | {r['p50_ms']} | {r['p95_ms']} |")
     print(f"\nanswer-log write (SQLite, WAL): {write_ms:.2f} ms")
+    for r in results:
+        if r["endpoint"] == "memory":
+            print(f"resident memory with {r['workers']} worker(s), MB: {r['rss_mb']}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps({"results": results, "answer_log_write_ms": write_ms,
