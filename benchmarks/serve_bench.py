@@ -14,13 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import jwt
@@ -28,14 +30,16 @@ import jwt
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ragbench.answer import post_filter  # noqa: E402
+from ragbench.commands.serve import data_store, parse_sets  # noqa: E402
 from ragbench.eval.golden import load_golden  # noqa: E402
+from ragbench.serve.settings import ServeSettings  # noqa: E402
+from ragbench.serve.state import ServeState  # noqa: E402
 
 SECRET = "bench-secret-" + "z" * 40
 
 
 def free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -188,9 +192,6 @@ def main() -> None:
     os.environ["RAGBENCH_JWT_SECRET"] = SECRET
     extra = [x for s in args.set for x in ("--set", s)]
 
-    from ragbench.commands.serve import data_store, parse_sets
-    from ragbench.serve.settings import ServeSettings
-
     golden = load_golden()
     settings = ServeSettings(store="", overrides=parse_sets(args.set))
     store = data_store(None, settings, show_progress=False)
@@ -203,9 +204,6 @@ def main() -> None:
     results: list[dict[str, Any]] = []
 
     # ---- in-process reference (the same service the server builds)
-    from ragbench.answer import post_filter
-    from ragbench.serve.state import ServeState
-
     state = ServeState(settings)
     service = state.service()
     def ref_ask(i: int) -> bool:

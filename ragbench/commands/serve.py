@@ -16,8 +16,9 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import ConfigError
 from ..retrieval.retriever import MODES

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
 from fastapi import FastAPI
 
@@ -71,7 +71,7 @@ def create_app(settings: ServeSettings, secret: str | None = None, warm_in_backg
 
 def _include_eerag(app: FastAPI) -> None:
     try:
-        from .routes_eerag import router
+        from .routes_eerag import router  # noqa: PLC0415 - only in builds with the EE-RAG conversation system
     except ImportError:  # the EE-RAG conversation system is not available in this build
         return
     app.include_router(router)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import jwt
 import yaml
@@ -115,7 +116,7 @@ class Authenticator:
 
     @classmethod
     def from_files(cls, secret: str | None, public_key_path: str | None, issuer: str | None, audience: str | None,
-                   api_keys_path: str | None, leeway: int = 0) -> "Authenticator":
+                   api_keys_path: str | None, leeway: int = 0) -> Authenticator:
         public_key = None
         if public_key_path:
             p = Path(public_key_path)

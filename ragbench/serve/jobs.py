@@ -11,9 +11,10 @@ import contextvars
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from ..store import KnowledgeStore
 
@@ -31,7 +32,7 @@ Runner = Callable[[str, int], dict[str, Any]]
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class ResearchJobs:

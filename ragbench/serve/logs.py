@@ -11,7 +11,7 @@ import json
 import logging
 import re
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("ragbench_request_id", default=None)
@@ -35,7 +35,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts, level, logger, msg, request_id and any ``extra=`` fields."""
 
     def format(self, record: logging.LogRecord) -> str:
-        ts = datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds")
+        ts = datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
         out: dict[str, Any] = {"ts": ts,
                                "level": record.levelname, "logger": record.name, "msg": record.getMessage()}
         rid = getattr(record, "request_id", None) or REQUEST_ID.get()

@@ -7,7 +7,8 @@ errors name the field and the fix; anything unexpected becomes a bare 500 whose 
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError

@@ -10,7 +10,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
 
 
 class RateLimiter:

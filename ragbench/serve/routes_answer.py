@@ -9,15 +9,14 @@ import copy
 import threading
 import uuid
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..answer import ChatSession, post_filter
-from ..answer.chat import DDL as CHAT_DDL
-from ..answer.chat import SCHEMA as CHAT_SCHEMA
+from ..answer.chat import DDL as CHAT_DDL, SCHEMA as CHAT_SCHEMA
 from ..errors import DataError, PermissionDenied
 from ..retrieval.retriever import MODES
 from ..schema import Principal
@@ -120,7 +119,7 @@ def create_session(request: Request, who: Caller, body: SessionBody | None = Non
     session_id = uuid.uuid4().hex
     with state.store.transaction() as conn:
         conn.execute("INSERT INTO chat_sessions VALUES (?, ?, ?, ?)",
-                     (session_id, who.user_id, "", datetime.now(timezone.utc).isoformat()))
+                     (session_id, who.user_id, "", datetime.now(UTC).isoformat()))
     return {"session_id": session_id, "owner": who.user_id, "request_id": current_request_id()}
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..config import RagbenchConfig, from_dict, read_yaml_mapping, to_dict, with_overrides
 from ..errors import ConfigError
+from ..eval.answers import answer_config
 
 #: Environment variable holding the HS256 secret (never a config file or a command-line option).
 SECRET_ENV = "RAGBENCH_JWT_SECRET"
@@ -43,7 +45,7 @@ class ServeConfig:
     max_k: int = 50
     budget: bool = False  # per-tenant daily budget of answer.* (the Enterprise BudgetGuard); off by default
 
-    def check(self) -> "ServeConfig":
+    def check(self) -> ServeConfig:
         if self.rate_limit_per_minute < 0:
             raise ConfigError(f"serve.rate_limit_per_minute must be ≥ 0 (0 = off), found {self.rate_limit_per_minute}.")
         if self.max_body_bytes < 1024:
@@ -74,8 +76,6 @@ class ServeSettings:
     def research_config(self, mode: str | None = None) -> RagbenchConfig:
         """The research config for answering in ``mode``: the answer defaults of that mode (sentence chunks, the
         mode's refusal threshold, no embedding cache), then the file, then ``--set``."""
-        from ..eval.answers import answer_config
-
         base = with_overrides(answer_config(None, mode), SERVE_DEFAULTS)
         return load_settings(self.config_path, self.overrides, self.options, base=base)[1]
 
@@ -84,7 +84,7 @@ class ServeSettings:
                            "overrides": dict(self.overrides), "options": dict(self.options)})
 
     @classmethod
-    def from_env(cls, text: str | None = None) -> "ServeSettings":
+    def from_env(cls, text: str | None = None) -> ServeSettings:
         raw = text if text is not None else os.environ.get(SETTINGS_ENV)
         if not raw:
             raise ConfigError(f"{SETTINGS_ENV} is not set. Fix: start the server with `ragbench serve`.")

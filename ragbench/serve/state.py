@@ -10,15 +10,35 @@ import logging
 import threading
 from typing import Any
 
-from ..config import RagbenchConfig
+from ..answer import AnsweringService, BudgetLedger
+from ..config import RagbenchConfig, with_overrides
 from ..dal.hub import KnowledgeHub
+from ..dal.session import build_researcher
+from ..eerag.memory import is_memory
 from ..errors import ConfigError
-from ..retrieval.retriever import MODES, needs_embedder, normalize_mode
+from ..llm import make_chat_model
+from ..retrieval.embedding import make_embedder
+from ..retrieval.retriever import MODES, make_retriever, needs_embedder, normalize_mode, store_vectors, vector_part
 from ..store import KnowledgeStore
+from .hubindex import HubIndex
+from .jobs import ResearchJobs
 from .settings import ServeConfig, ServeSettings
 from .tracing import Tracer
 
 log = logging.getLogger("ragbench.serve")
+
+
+def document_retriever(store: KnowledgeStore, mode: str, cfg: RagbenchConfig, embedder: Any) -> Any:
+    """A retriever of ``mode`` over the store's documents — not over EE-RAG conversation memory, which the
+    conversation system keeps in the same store (as ``memory:*`` documents without an ACL of their own): one
+    principal's conversation must never be an answer or a search hit for anyone."""
+    chunks = [c for c in store.chunks() if not is_memory(c.doc_id)]
+    retriever = make_retriever(mode, cfg, embedder)
+    vec = vector_part(retriever)
+    kwargs: dict[str, Any] = {}
+    if vec is not None:
+        kwargs["vectors"] = store_vectors(store, [c.chunk_id for c in chunks], vec.embedder, [c.text for c in chunks])
+    return retriever.index(chunks, store.acls(), store.titles(), **kwargs)
 
 
 class ServeState:
@@ -46,8 +66,6 @@ class ServeState:
     def embedder(self) -> Any:
         with self._embedder_lock:
             if self._embedder is None:
-                from ..retrieval.embedding import make_embedder
-
                 self._embedder = make_embedder(self.cfg.embedding)
             return self._embedder
 
@@ -63,13 +81,9 @@ class ServeState:
             return self._services[mode]
 
     def _build_service(self, mode: str) -> Any:
-        from ..answer import AnsweringService, BudgetLedger
-        from ..llm import make_chat_model
-        from ..retrieval.retriever import retriever_from_store
-
         cfg = self.settings.research_config(mode)
         embedder = self.embedder() if needs_embedder(mode) or cfg.answer.extractive_semantic else None
-        retriever = retriever_from_store(self.store, mode, cfg, embedder)
+        retriever = document_retriever(self.store, mode, cfg, embedder)
         model = make_chat_model(cfg.answer, embedder=embedder)
         a = cfg.answer
         budget = (BudgetLedger(self.store, a.daily_limit_usd, a.daily_request_limit, a.daily_token_limit)
@@ -81,8 +95,6 @@ class ServeState:
     def hub_index(self) -> Any:
         with self._hub_lock:
             if self._hub_index is None:
-                from .hubindex import HubIndex
-
                 embedder = self.embedder() if needs_embedder("hybrid") else None
                 self._hub_index = HubIndex(self.hub, embedder, self.cfg, self.serve.hub_refresh_seconds)
             return self._hub_index
@@ -90,16 +102,11 @@ class ServeState:
     def jobs(self) -> Any:
         with self._hub_lock:
             if self._jobs is None:
-                from .jobs import ResearchJobs
-
                 self._jobs = ResearchJobs(self.hub_store, self._research, self.serve.research_workers,
                                           on_done=lambda: self.hub_index().refresh(force=True))
             return self._jobs
 
     def _research(self, question: str, max_passes: int) -> dict[str, Any]:
-        from ..config import with_overrides
-        from ..dal.session import build_researcher
-
         cfg = with_overrides(self.cfg, {"dal.max_passes": max_passes})
         researcher = build_researcher(cfg, embedder=self.embedder(), hub=self.hub)
         return researcher.run(question).report.to_dict()

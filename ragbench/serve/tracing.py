@@ -24,14 +24,14 @@ class Tracer:
     def enabled(self) -> bool:
         return self._tracer is not None
 
-    def setup(self, endpoint: str | None, service_name: str = "ragbench-serve") -> "Tracer":
+    def setup(self, endpoint: str | None, service_name: str = "ragbench-serve") -> Tracer:
         if not endpoint:
             return self
-        try:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-            from opentelemetry.sdk.resources import Resource
-            from opentelemetry.sdk.trace import TracerProvider
-            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+        try:  # the optional extra `otel`, imported only when tracing is on
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415
+            from opentelemetry.sdk.resources import Resource  # noqa: PLC0415
+            from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: PLC0415
         except ImportError:
             raise ConfigError("serve.otlp_endpoint is set but the OpenTelemetry SDK / OTLP exporter is missing. "
                               "Fix: pip install 'ragbench[otel]' (or unset serve.otlp_endpoint).") from None

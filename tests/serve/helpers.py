@@ -54,7 +54,7 @@ class Server:
         self.proc: subprocess.Popen[bytes] | None = None
         self.base = f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "wb")
         cmd = [sys.executable, "-m", "ragbench.cli", "serve", "--port", str(self.port), "--quiet", *self.args]

@@ -6,9 +6,12 @@ limits and ownership never interfere between tests."""
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import threading
 import time
 import uuid
+from base64 import urlsafe_b64encode
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -142,10 +145,6 @@ def test_bad_credentials_are_401(server, case, ec_key):
 
 
 def jwt_hs256_with(secret: str) -> str:
-    import hmac
-    import json
-    from base64 import urlsafe_b64encode
-
     def b64(data: bytes) -> bytes:
         return urlsafe_b64encode(data).rstrip(b"=")
 
@@ -330,6 +329,59 @@ def test_page_is_served_with_a_strict_policy(server):
     assert page.status_code == 200 and 'id="token"' in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert "textContent" in script.text and "innerHTML" not in script.text
+
+
+# ---------------------------------------------------------------------------------------------- EE-RAG
+
+
+def test_eerag_conversation_replies_with_elected_ids_and_tags_for_its_owner_only(server):
+    alice, bob = tok("alice-eerag"), tok("bob-eerag")
+    with server.client() as c:
+        cid = c.post("/v1/eerag/conversations", headers=bearer(alice)).json()["conversation_id"]
+        first = c.post(f"/v1/eerag/conversations/{cid}/messages",
+                       json={"text": "How many days of annual leave do full-time employees get?"},
+                       headers=bearer(alice))
+        second = c.post(f"/v1/eerag/conversations/{cid}/messages", json={"text": "And can I carry days over?"},
+                        headers=bearer(alice))
+        bob_msg = c.post(f"/v1/eerag/conversations/{cid}/messages", json={"text": "hi"}, headers=bearer(bob))
+        bob_read = c.get(f"/v1/eerag/conversations/{cid}", headers=bearer(bob))
+        history = c.get(f"/v1/eerag/conversations/{cid}", headers=bearer(alice))
+        claimed = c.post("/v1/eerag/conversations/my-own-id/messages", json={"text": "hello"},
+                         headers=bearer(bob))
+        stolen = c.post("/v1/eerag/conversations/my-own-id/messages", json={"text": "hello"},
+                        headers=bearer(alice))
+        bad_id = c.post("/v1/eerag/conversations/a:b/messages", json={"text": "hello"}, headers=bearer(alice))
+    assert first.status_code == 200, first.text
+    body = first.json()
+    assert body["election_status"] in ("elected", "declined")
+    assert len(body["tags"]) == len(body["elected_ids"])
+    assert all(f"[RAG:{t}]" in body["reply"] for t in body["tags"])
+    assert second.status_code == 200 and second.json()["turn_id"] == f"{cid}:2"
+    assert_problem(bob_msg, 404, "not-found")
+    assert_problem(bob_read, 404, "not-found")
+    msgs = history.json()["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "user", "assistant"]
+    assert msgs[2]["content"] == "And can I carry days over?" and len(history.json()["audit"]) == 2
+    assert claimed.status_code == 200
+    assert_problem(stolen, 404, "not-found")
+    assert_problem(bad_id, 422, "invalid-request")
+
+
+def test_eerag_memory_is_never_an_answer_for_someone_else(server):
+    secret = "my locker code is 4471-zebra-quartz"
+    with server.client() as c:
+        cid = c.post("/v1/eerag/conversations", headers=bearer(tok("owner-mem"))).json()["conversation_id"]
+        assert c.post(f"/v1/eerag/conversations/{cid}/messages", json={"text": f"Remember: {secret}."},
+                      headers=bearer(tok("owner-mem"))).status_code == 200
+        other = tok("other-mem", roles=["guest"], departments=[], clearance="Public")
+        # hybrid is used by no other test here: its index is built now, after the memory was stored.
+        hits = c.get("/v1/search", params={"q": "locker code zebra quartz", "k": 10, "retriever": "hybrid"},
+                     headers=bearer(other))
+        ask = c.post("/v1/ask", json={"question": "What is the locker code zebra quartz?", "retriever": "hybrid"},
+                     headers=bearer(other))
+    assert hits.status_code == 200 and ask.status_code == 200
+    assert "4471" not in hits.text and "4471" not in ask.text
+    assert all(not h["doc_id"].startswith("memory:") for h in hits.json()["hits"])
 
 
 # ---------------------------------------------------------------------------------------------- research

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ragbench.eval.answers import LeakChecker
 from ragbench.eval.golden import load_golden
@@ -36,6 +36,20 @@ def principal_of(sub: str, roles: list[str], departments: list[str], clearance: 
     return Principal.make(sub, roles, departments, clearance)
 
 
+def docs_of(server: Server, chunk_ids: list[str]) -> list[str]:
+    """Documents of elected chunk ids, read from the server's store (read-only; WAL allows it while it runs)."""
+    if not chunk_ids:
+        return []
+    path = next(server.workdir.glob(".ragbench/serve-*.db"))
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        rows = conn.execute(f"SELECT chunk_id, doc_id FROM chunks WHERE chunk_id IN ({','.join('?' * len(chunk_ids))})",
+                            chunk_ids).fetchall()
+    found = dict(rows)
+    # Memory chunks are this conversation's own turns; every other elected id must be a chunk of the store.
+    assert all(c in found or c.startswith("memory:") for c in chunk_ids), chunk_ids
+    return [found[c] for c in chunk_ids if c in found]
+
+
 def leaks(who: Principal, text: str, doc_ids: list[str]) -> list[str]:
     forbidden = set(CHECK.forbidden(who))
     return sorted(set(CHECK.leaks(who, text)) | (set(doc_ids) & forbidden))
@@ -53,7 +67,11 @@ def test_random_claims_never_see_forbidden_documents(server, roles, departments,
         ask = c.post("/v1/ask", json={"question": question, "retriever": mode, "k": k}, headers=headers)
         hits = c.get("/v1/search", params={"q": question, "k": 10, "retriever": mode}, headers=headers)
         error = c.post("/v1/ask", json={"question": question, "k": 10_000}, headers=headers)
+        cid = c.post("/v1/eerag/conversations", headers=headers).json()["conversation_id"]
+        eerag = c.post(f"/v1/eerag/conversations/{cid}/messages", json={"text": question}, headers=headers)
     assert ask.status_code == 200 and hits.status_code == 200 and error.status_code == 422
+    assert eerag.status_code == 200, eerag.text
+    assert leaks(who, eerag.text, docs_of(server, eerag.json()["elected_ids"])) == []
     cited = [x["doc_id"] for x in ask.json()["citations"]]
     hit_docs = [h["doc_id"] for h in hits.json()["hits"]]
     assert leaks(who, ask.text, cited) == []

@@ -24,7 +24,7 @@ def test_two_workers_share_sessions_and_metrics(server):
         sid = c.post("/v1/chat/sessions", headers=alice).json()["session_id"]
         turns = []
         # Fresh connections, so the kernel spreads them over both workers.
-        for i in range(12):
+        for _ in range(12):
             with server.client() as one:
                 r = one.post(f"/v1/chat/sessions/{sid}/messages",
                              json={"question": "How many days of annual leave do staff get?"}, headers=alice)
