@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragbench.answer import post_filter  # noqa: E402
-from ragbench.commands.serve import data_store, parse_sets  # noqa: E402
+from ragbench.commands._common import parse_sets  # noqa: E402
+from ragbench.commands.serve import data_store  # noqa: E402
 from ragbench.eval.golden import load_golden  # noqa: E402
 from ragbench.serve.settings import ServeSettings  # noqa: E402
 from ragbench.serve.state import ServeState  # noqa: E402

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..retrieval.retriever import MODES
+from ._common import add_config_options, add_retriever_option, parse_sets
 
 
 def _rate(text: str) -> int:
@@ -46,8 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rate-limit", type=_rate, default=None, metavar="N/minute",
                    help="requests per minute per principal and worker process; 0 = off "
                         "(default: serve.rate_limit_per_minute = 60)")
-    p.add_argument("--retriever", choices=MODES + ("keyword",), default=None, metavar="MODE",
-                   help=f"default retrieval mode: {', '.join(MODES)} (default: serve.retriever = dense)")
+    add_retriever_option(p, help=f"default retrieval mode of the API: {', '.join(MODES)} "
+                                 "(default: serve.retriever = dense)")
     p.add_argument("--jwt-public-key", default=None, metavar="PEM",
                    help="public key for RS256/ES256 tokens (HS256 uses $RAGBENCH_JWT_SECRET)")
     p.add_argument("--issuer", default=None, help="required token issuer (iss), if any")
@@ -57,24 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="send OpenTelemetry spans here, e.g. http://127.0.0.1:4318/v1/traces (default: off)")
     p.add_argument("--testweb", action="store_true",
                    help="start the local test web and research it (loopback only; for demos and tests)")
-    p.add_argument("--config", metavar="FILE", default=None,
-                   help="YAML config; its serve: section holds the serve.* knobs")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set",
-                   help="override one config field by its dotted name, e.g. --set serve.max_body_bytes=131072 "
-                        "(repeatable; applied after --config)")
+    add_config_options(p)  # the file's serve: section and --set serve.* names hold the serve knobs
     p.add_argument("--quiet", action="store_true", help="no progress bars while indexing")
     p.set_defaults(func=run)
-
-
-def parse_sets(pairs: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--set expects key=value, found {pair!r}. Fix: e.g. --set serve.port=8080")
-        v = value.strip()
-        out[key.strip()] = None if v.lower() in ("null", "none", "~") else v
-    return out
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
