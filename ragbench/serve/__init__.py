@@ -8,7 +8,7 @@ __all__ = ["ServeConfig", "ServeSettings", "create_app"]
 def __getattr__(name: str) -> object:
     # FastAPI is the optional extra `serve`: import it only when the app is asked for.
     if name == "create_app":
-        from .app import create_app  # noqa: PLC0415 - FastAPI is imported only when the app is asked for
+        from .app import create_app
 
         return create_app
     raise AttributeError(name)

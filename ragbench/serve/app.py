@@ -71,7 +71,7 @@ def create_app(settings: ServeSettings, secret: str | None = None, warm_in_backg
 
 def _include_eerag(app: FastAPI) -> None:
     try:
-        from .routes_eerag import router  # noqa: PLC0415 - only in builds with the EE-RAG conversation system
+        from .routes_eerag import router
     except ImportError:  # the EE-RAG conversation system is not available in this build
         return
     app.include_router(router)

@@ -69,7 +69,7 @@ class ResearchJobs:
             report = self.runner(question, max_passes)
             self._set(job_id, status="done", report=json.dumps(report, ensure_ascii=False))
             log.info("research job done", extra={"job_id": job_id})
-        except Exception as exc:  # a failed job is a status, not a crashed worker thread
+        except Exception as exc:  # noqa: BLE001 - a failed job is a status, not a crashed worker thread
             log.warning("research job failed", extra={"job_id": job_id, "error": type(exc).__name__})
             self._set(job_id, status="failed", error=f"{type(exc).__name__}: {exc}")
         finally:

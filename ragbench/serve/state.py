@@ -123,7 +123,7 @@ class ServeState:
             self.service(self.default_mode)
             self.hub_index().refresh(force=True)
             self.ready.set()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - /readyz reports any warm-up failure
             self.warm_error = f"{type(exc).__name__}: {exc}"
             log.error("warm-up failed", extra={"error": self.warm_error})
 

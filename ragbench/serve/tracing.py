@@ -28,10 +28,10 @@ class Tracer:
         if not endpoint:
             return self
         try:  # the optional extra `otel`, imported only when tracing is on
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415
-            from opentelemetry.sdk.resources import Resource  # noqa: PLC0415
-            from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415
-            from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: PLC0415
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            from opentelemetry.sdk.resources import Resource
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor
         except ImportError:
             raise ConfigError("serve.otlp_endpoint is set but the OpenTelemetry SDK / OTLP exporter is missing. "
                               "Fix: pip install 'ragbench[otel]' (or unset serve.otlp_endpoint).") from None

@@ -45,7 +45,7 @@ class OtlpReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 receiver.bodies.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")

@@ -41,7 +41,7 @@ def browser(tmp_path_factory):
         opts.add_argument(arg)
     try:
         driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
-    except Exception as exc:  # a broken browser install is an environment problem, not a failure of the page
+    except Exception as exc:  # noqa: BLE001 - a broken browser install is an environment problem, not a failure of the page
         pytest.skip(f"headless chromium did not start: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     driver.set_page_load_timeout(30)
     yield driver
