@@ -159,6 +159,7 @@ class EeragConfig:
     summarizer: str = "extractive"  # memory summaries: extractive | llm (the chat model, eerag.summary prompt)
     dcs: bool = False                # DCS observes the turns, boosts candidates and selects the history
     dcs_drop: bool = False           # DCS pre-filter: drop candidates outside the DCS context (if any remain)
+    header: str = "full"             # header instructions: full (the source's three lines) | compact (one line)
     elect_prompt: str = "eerag.elect@v1"
     digest_prompt: str = "eerag.digest@v1"
 

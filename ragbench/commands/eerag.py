@@ -79,7 +79,7 @@ def _bench(args: argparse.Namespace) -> int:
     out = Output(args)
     cfg = config_from(args)
     report = run_bench(args.file, cfg=cfg, mode=args.retriever or "dense", chat_model=chat_model(args.model),
-                       show_progress=show_progress(args))
+                       show_progress=show_progress(args), answer=not args.elect_only)
     s = report.summary
     lines = [f"{row.case_id}  expected={row.expected}  elected={row.elected}  tokens={row.context_tokens}"
              f" (naive {row.naive_context_tokens})  {row.election_status} {row.failure}"
@@ -122,6 +122,28 @@ def _tokens(args: argparse.Namespace) -> int:
                              "thresholds": args.thresholds, "max_queries": args.max_queries, "seed": args.seed},
                             args.data_dir, [args.out])
     out.json({**study.headline, "mlflow_run_id": run_id})
+    return status
+
+
+def _digest(args: argparse.Namespace) -> int:
+    from ..eval.eerag_digest import digest_study
+
+    out = Output(args)
+    cfg = config_from(args)
+    model = chat_model(args.model or "llama")
+    pq, summary = digest_study(args.data_dir, model, cfg, split=args.split, n=args.queries, k=args.k or 5,
+                               seed=args.seed, show_progress=show_progress(args))
+    folder = Path(args.out) if args.out else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.to_csv(folder / "digest_per_query.csv", index=False)
+    out.text(*[f"{k:>24}: {v:.3f}" if isinstance(v, float) else f"{k:>24}: {v}" for k, v in summary.items()])
+    metrics = {k: v for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    run_id, status = _track(args, out, cfg, f"digest-{Path(args.data_dir).name}-{args.split}", metrics,
+                            {"data": str(args.data_dir), "split": args.split, "n": args.queries, "k": args.k or 5,
+                             "seed": args.seed, "model_id": summary["model_id"], "prompt": summary["prompt"]},
+                            args.data_dir, [folder])
+    out.json({**summary, "mlflow_run_id": run_id})
     return status
 
 
@@ -197,6 +219,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("file", help="benchmark JSON (eedag_benchmark_v1.json format)")
     b.add_argument("--elector", choices=["policy", "llm"], help="who elects (eerag.elector; default policy)")
     b.add_argument("--out", default=None, metavar="DIR", help="folder for cases.jsonl and per_query.csv")
+    b.add_argument("--elect-only", action="store_true",
+                   help="score the election only: no answer call (a slow local model then costs one call a case)")
     add_grammar(b)
     add_tracking_option(b)
     b.set_defaults(func=_bench)
@@ -210,6 +234,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_grammar(t, "candidates per query (default 5)")
     add_tracking_option(t)
     t.set_defaults(func=_tokens)
+    d = inner.add_parser("digest", help="Layer 5: LLM digestion vs truncation on a slice of a BEIR dataset")
+    d.add_argument("data_dir", help="BEIR dataset folder")
+    d.add_argument("--split", default="train", help="qrels split (default train)")
+    d.add_argument("--queries", type=int, default=60, help="queries with an election to digest (default 60)")
+    d.add_argument("--seed", type=int, default=0, help="sampling seed")
+    d.add_argument("--out", help="folder for digest_per_query.csv")
+    add_grammar(d, "candidates per query (default 5)")
+    add_tracking_option(d)
+    d.set_defaults(func=_digest)
     c = inner.add_parser("chat", help="interactive EE-RAG + DCS conversation over a store (stdin, one message a line)")
     c.add_argument("--store", required=True, help="knowledge store file")
     c.add_argument("--conversation", help="conversation id to resume (default: a new one)")
@@ -221,4 +254,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--conversation", required=True, help="conversation id")
     add_output_options(a)
     a.set_defaults(func=_audit)
+    from . import eerag_converse  # its own module, registered as an eerag sub-command
+
+    eerag_converse.register(inner, add_grammar)
     parser.set_defaults(func=lambda a: parser.print_help() or 2)

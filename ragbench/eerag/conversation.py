@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..config import RagbenchConfig, to_dict
+from ..config import EeragConfig, RagbenchConfig, to_dict
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Completion
 from ..retrieval.base import Embedder
@@ -59,6 +59,7 @@ class TurnResult:
     model_calls: int
     model_id: str
     prompts: dict[str, str] = field(default_factory=dict)
+    elected_docs: list[str] = field(default_factory=list)  # document ids of elected_ids (memory: "memory:…")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,6 +82,18 @@ class _PolicyThenModel(ChatModel):
                 return vote
             messages = [m for m in messages if not (m.role == "system" and m.content.startswith(HEADER_OPEN))]
         return self.model.complete(messages)
+
+
+def turn_model(e: EeragConfig, chat_model: ChatModel | None, embedder: Embedder | None) -> ChatModel:
+    """The model a turn talks to: the chat model (``llm`` elector), the policy elector alone (offline), or the
+    policy electing and the chat model answering."""
+    if e.elector == "llm":
+        if chat_model is None:
+            raise ConfigError("eerag.elector=llm needs a chat model and none was given. Fix: pass --model llama "
+                              "(or openai), or use --elector policy.")
+        return chat_model
+    policy = PolicyElector(embedder, e.elect_threshold, e.margin, e.max_expand, e.rank_weight)
+    return _PolicyThenModel(policy, chat_model) if chat_model is not None else policy
 
 
 def _summarizer(cfg: RagbenchConfig, chat_model: ChatModel | None, store: Any) -> tuple[Callable[[str], str], str]:
@@ -122,15 +135,13 @@ class Conversation:
         self.memory.create(to_dict(config))
         self.prompts = {"summary": summary_id}
         system_prompt = None
+        model = turn_model(e, chat_model, embedder)
         if e.elector == "llm":
             elect = resolve_prompt(store, e.elect_prompt)
             self.prompts["elect"] = elect.id
             system_prompt = elect.body
-            model: ChatModel = chat_model  # type: ignore[assignment]
         else:
-            policy = PolicyElector(embedder, e.elect_threshold, e.margin, e.max_expand, e.rank_weight)
-            self.prompts["elect"] = policy.model_id
-            model = _PolicyThenModel(policy, chat_model) if chat_model is not None else policy
+            self.prompts["elect"] = model.model_id
         digest_prompt = None
         if e.silent and e.digest == "llm":
             digester = digester or chat_model
@@ -223,13 +234,14 @@ class Conversation:
             answer = answer.replace(f" [RAG:{h}]", "")
         result = TurnResult(self.conversation_id, request_id, res.final_response, answer, list(res.elected),
                             list(res.elected_hashes), list(res.surfaced), res.election_status, res.failure,
-                            res.context_tokens, res.model_calls, self.model.model_id, dict(self.prompts))
+                            res.context_tokens, res.model_calls, self.model.model_id, dict(self.prompts),
+                            list(res.elected_docs))
         self.last_result = res
         if remember:
             self.remember("user", text, meta={"request_id": request_id}, save=False)
             meta = {k: v for k, v in result.to_dict().items()
-                    if k in ("request_id", "elected_ids", "tags", "election_status", "failure", "context_tokens",
-                             "model_calls", "model_id", "prompts")}
+                    if k in ("request_id", "elected_ids", "elected_docs", "tags", "election_status", "failure",
+                             "context_tokens", "model_calls", "model_id", "prompts")}
             self.remember("assistant", answer or "(no reply)", meta={"rag_tags": result.tags, **meta}, save=True)
         self._sync_history()
         return result

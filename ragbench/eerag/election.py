@@ -48,9 +48,16 @@ def make_candidates(hits: Sequence[Hit], summaries: dict[str, str]) -> list[Cand
             for i, h in enumerate(hits)]
 
 
-def build_header(candidates: Sequence[Candidate]) -> str:
-    """The Layer-1 candidate header: instructions, then one ``[ID:<n>] <summary>`` line per candidate."""
-    lines = [HEADER_OPEN, *HEADER_INSTRUCTIONS]
+#: ``eerag.header=compact``: one instruction line (≈ 20 tokens instead of ≈ 55) for electors whose system prompt
+#: already explains the protocol (the policy, and the llm elector's eerag.elect prompts).
+COMPACT_INSTRUCTIONS = ("Summaries with ids; reply RETRIEVE <id> … to read entries in full (optional).",)
+HEADERS = ("full", "compact")
+
+
+def build_header(candidates: Sequence[Candidate], style: str = "full") -> str:
+    """The Layer-1 candidate header: instructions (the source's three lines, or one with ``style="compact"``),
+    then one ``[ID:<n>] <summary>`` line per candidate."""
+    lines = [HEADER_OPEN, *(COMPACT_INSTRUCTIONS if style == "compact" else HEADER_INSTRUCTIONS)]
     lines += [f"[ID:{c.number}] {c.summary}" for c in candidates]
     lines.append(HEADER_CLOSE)
     return "\n".join(lines)

@@ -30,7 +30,7 @@ from ..schema import Chunk, Hit, Principal
 from ..text import count_tokens
 from .audit import AuditLog
 from .digest import full_context, llm_digest, truncation_digest
-from .election import build_header, election_failure, filter_elected, make_candidates, parse_retrieve_ids
+from .election import HEADERS, build_header, election_failure, filter_elected, make_candidates, parse_retrieve_ids
 from .hooks import ContextSelector
 from .session import TransientSession
 
@@ -70,6 +70,8 @@ DIGESTS = ("truncate", "llm")
 
 def check_digest(cfg: EeragConfig, digester: ChatModel | None) -> None:
     """``eerag.digest`` must name a digester that exists: never a silent fallback to truncation."""
+    if cfg.header not in HEADERS:
+        raise ConfigError(f"eerag.header must be one of {list(HEADERS)}, found {cfg.header!r}.")
     if cfg.digest not in DIGESTS:
         raise ConfigError(f"eerag.digest must be one of {list(DIGESTS)}, found {cfg.digest!r}.")
     if cfg.silent and cfg.digest == "llm" and digester is None:
@@ -128,7 +130,9 @@ class EeragPipeline:
         return [embedding_hash(vectors[c.chunk_id]) for c in chunks if c.chunk_id in vectors]
 
     # -- the turn ------------------------------------------------------------------------------------------
-    def run(self, user_message: str, request_id: str | None = None) -> EeragResult:
+    def run(self, user_message: str, request_id: str | None = None, answer: bool = True) -> EeragResult:
+        """One turn. ``answer=False`` (benchmarks of the election only) builds the transient context of the elected
+        chunks and counts its tokens but skips the second call."""
         request_id = request_id or f"eerag:{uuid.uuid4().hex}"
         cfg = self.cfg
         # With a selector the pool is larger (eerag.candidate_k), so that its boost can change what is shown.
@@ -137,7 +141,7 @@ class EeragPipeline:
         if self.selector is not None:
             hits = self.selector.rerank(user_message, hits)[: cfg.top_k]
         candidates = make_candidates(hits, self._summaries(hits))
-        header = build_header(candidates) if candidates else ""
+        header = build_header(candidates, cfg.header) if candidates else ""
         log_decision("Pipeline", f"Surfaced {len(candidates)} candidates for request {request_id}",
                      request_id=request_id, candidates=[c.hit.chunk_id for c in candidates])
         if self.audit is not None:
@@ -174,13 +178,16 @@ class EeragPipeline:
                 calls += 1
             else:
                 context = truncation_digest(numbered)
-            second = self.session.send(user_message, background=context, meta={"rag_tags": hashes,
-                                                                               "request_id": request_id})
-            calls += 1
-            prompt_tokens += second.prompt_tokens
-            completion_tokens += second.completion_tokens
             context_tokens += count_tokens(context)
-            final = second.text + "".join(f" [RAG:{h}]" for h in hashes)
+            if answer:
+                second = self.session.send(user_message, background=context, meta={"rag_tags": hashes,
+                                                                                   "request_id": request_id})
+                calls += 1
+                prompt_tokens += second.prompt_tokens
+                completion_tokens += second.completion_tokens
+                final = second.text + "".join(f" [RAG:{h}]" for h in hashes)
+            else:
+                final = "".join(f"[RAG:{h}]" for h in hashes)
         elif failure:
             final = FAILED_REPLY
             context = ""

@@ -75,9 +75,10 @@ def make_elector(name: str, cfg: RagbenchConfig, embedder: Embedder | None,
 
 def run_bench(path: str | Path, elector: str | None = None, cfg: RagbenchConfig | None = None,
               mode: str = "dense", chat_model: ChatModel | None = None, embedder: Embedder | None = None,
-              show_progress: bool = False) -> BenchReport:
+              show_progress: bool = False, answer: bool = True) -> BenchReport:
     """Run every case of the benchmark file and return per-case rows and the summary. ``elector`` defaults to
-    ``eerag.elector``; with ``eerag.silent`` and ``eerag.digest=llm`` the chat model digests."""
+    ``eerag.elector``; with ``eerag.silent`` and ``eerag.digest=llm`` the chat model digests. ``answer=False``
+    scores the election only (no answer call; ``model_calls`` then counts the election call alone)."""
     cfg = cfg or RagbenchConfig()
     elector = elector or cfg.eerag.elector
     bench = load_eerag_bench(path)
@@ -93,7 +94,7 @@ def run_bench(path: str | Path, elector: str | None = None, cfg: RagbenchConfig 
             pipe = EeragPipeline(store, retriever, model, cfg.eerag, embedder=embedder, system_prompt=system_prompt,
                                  digester=chat_model, digest_prompt=digest_prompt.body)
             started = time.perf_counter()
-            res = pipe.run(case.query, request_id=f"bench-run:{case.case_id}")
+            res = pipe.run(case.query, request_id=f"bench-run:{case.case_id}", answer=answer)
             seconds = time.perf_counter() - started
             top = [store.get_chunk(c) for c in res.surfaced]
             naive = full_context([(i + 1, c) for i, c in enumerate(top) if c is not None])
@@ -121,7 +122,8 @@ def run_bench(path: str | Path, elector: str | None = None, cfg: RagbenchConfig 
         "seconds_per_election": float(cases["election_seconds"].mean()),
         "seconds_per_case": float(cases["seconds"].mean()),
     }
-    info = {"elector": elector, "model_id": model.model_id, "prompt": prompt_id}
-    if "AnswerHintMatched" in means:
+    info = {"elector": elector, "model_id": model.model_id, "prompt": prompt_id,
+            "mode": "full" if answer else "elect-only"}
+    if "AnswerHintMatched" in means and answer:
         summary["answer_hint_rate"] = float(means["AnswerHintMatched"])
     return BenchReport(summary, cases, per_query, info)

@@ -120,7 +120,7 @@ def token_study(documents: Sequence[Document], queries: pd.DataFrame, qrels: pd.
             found = {h.chunk_id: store.get_chunk(h.chunk_id) for h in hits}
             chunks = {cid: c for cid, c in found.items() if c is not None}
             cands = make_candidates(hits, {cid: c.summary for cid, c in chunks.items() if c is not None})
-            header_tokens = count_tokens(build_header(cands))
+            header_tokens = count_tokens(build_header(cands, cfg.eerag.header))
             numbered = [(c.number, chunks[c.hit.chunk_id]) for c in cands]
             gold = relevant.get(qid, set())
             rows.append({"qid": qid, "system": "naive", "threshold": np.nan,

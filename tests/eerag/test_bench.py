@@ -36,7 +36,7 @@ def test_bench_cli_json_last_line(shared_data):
                           str(shared_data / "dcs_ee_rag" / "eedag_benchmark_v1.json"), "--json"],
                          capture_output=True, text=True, check=True).stdout
     data = json.loads(out.strip().splitlines()[-1])
-    assert list(data) == list(SUMMARY_KEYS) + ["elector", "model_id", "prompt", "mlflow_run_id"]
+    assert list(data) == list(SUMMARY_KEYS) + ["elector", "model_id", "prompt", "mode", "mlflow_run_id"]
     assert data["mlflow_run_id"]
     assert data["f1"] == pytest.approx(11 / 12) and data["failed_elections"] == 0
     assert data["model_id"] == "policy-elector(t=0.3,m=0.1,n=3,r=0)" and len(out.strip().splitlines()) == 1
