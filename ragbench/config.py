@@ -221,6 +221,18 @@ class DalConfig:
 
 
 @dataclass(frozen=True)
+class LlmConfig:
+    """The chat model wherever a system calls an LLM (the EE-RAG llm elector, ``eval qa``, research answers):
+    ``model`` is a chat-model name (``extractive`` | ``openai`` | ``llama`` | ``llama:<name>``; ``None`` = the
+    command's ``--model``, else ``answer.chat_model``) and ``temperature`` its sampling temperature (0 = greedy,
+    deterministic). Both are tunable: the DCS-EE-RAG source's auto-tuner searched model × temperature."""
+
+    model: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 256
+
+
+@dataclass(frozen=True)
 class RagbenchConfig:
     """The whole configuration; sections are frozen dataclasses."""
 
@@ -235,6 +247,7 @@ class RagbenchConfig:
     eerag: EeragConfig = field(default_factory=EeragConfig)
     dcs: DcsConfig = field(default_factory=DcsConfig)
     dal: DalConfig = field(default_factory=DalConfig)
+    llm: LlmConfig = field(default_factory=LlmConfig)
 
 
 def _hints(cls: type) -> dict[str, Any]:

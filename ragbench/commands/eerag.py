@@ -35,12 +35,13 @@ EXPERIMENT = "ragbench-eerag"
 MODEL_HELP = "chat model: llama (best installed local GGUF), llama:<name> (e.g. llama:qwen2.5-coder-1.5b), openai"
 
 
-def chat_model(name: str | None) -> Any:
-    if not name:
+def chat_model(name: str | None, cfg: RagbenchConfig | None = None) -> Any:
+    """The chat model of ``--model`` or, without it, of ``llm.model`` (None when neither is set)."""
+    if not name and not (cfg is not None and cfg.llm.model):
         return None
-    from ..llm import make_chat_model
+    from ..llm import chat_model_for
 
-    return make_chat_model(name)
+    return chat_model_for(cfg or RagbenchConfig(), name)
 
 
 def config_from(args: argparse.Namespace) -> RagbenchConfig:
@@ -78,7 +79,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     out = Output(args)
     cfg = config_from(args)
-    report = run_bench(args.file, cfg=cfg, mode=args.retriever or "dense", chat_model=chat_model(args.model),
+    report = run_bench(args.file, cfg=cfg, mode=args.retriever or "dense", chat_model=chat_model(args.model, cfg),
                        show_progress=show_progress(args), answer=not args.elect_only)
     s = report.summary
     lines = [f"{row.case_id}  expected={row.expected}  elected={row.elected}  tokens={row.context_tokens}"
@@ -157,7 +158,7 @@ def _open_conversation(args: argparse.Namespace) -> Any:
     store = KnowledgeStore.open(args.store)
     conversation_id = args.conversation or f"chat-{uuid.uuid4().hex[:8]}"
     try:
-        conv = Conversation.open(store, conversation_id, cfg, chat_model(args.model))
+        conv = Conversation.open(store, conversation_id, cfg, chat_model(args.model, cfg))
     except BaseException:
         store.close()
         raise

@@ -1,10 +1,14 @@
 """``ragbench tune EXPERIMENT.yaml [--trials N] [--workers W] [--storage URL]``.
 
 Runs (or resumes) the Optuna study of an experiment file, confirms the best configuration on the held-out split
-against the base configuration and writes the tuned config with the results. ``--config`` / ``--set`` change the
-experiment's base configuration (the file's ``base:`` still applies on top of ``--config``; ``--set`` last). With
-``--json`` stdout is one JSON line with the keys best_params, tune_score, heldout_score, baseline_heldout_score,
-p_value, trials and mlflow_run_id. Exit code 1 when MLflow could not be written (the study and its results are
+against the base configuration and writes the tuned config with the results into ``runs/<name>/`` next to the
+experiment (never a tracked file). ``--promote`` copies the tuned config to ``tuned/<name>.yaml`` next to the
+experiment only when the held-out improvement is significant under the experiment's ``confirm`` test (default:
+paired permutation, alpha 0.05); ``--force`` promotes anyway and says so in the file's header. ``--config`` /
+``--set`` change the experiment's base configuration (the file's ``base:`` applies on top of ``--config``, ``--set``
+and ``--model`` (= ``llm.model``, the chat model of answer and LLM-elector objectives) last). With ``--json`` stdout
+is one JSON line with the keys best_params, tune_score, heldout_score, baseline_heldout_score, p_value, trials,
+tuned_path, promoted and mlflow_run_id. Exit code 1 when MLflow could not be written (the study and its results are
 kept; the message says where)."""
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import argparse
 import json
 from typing import Any
 
-from ._common import Output, add_common_options, load_cfg, show_progress
+from ._common import Output, add_common_options, add_model_option, load_cfg, show_progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--storage", default=None,
                    help="Optuna storage: a journal file path (default runs/<name>/study.journal next to the "
                         "experiment), an RDB URL such as postgresql://user:pw@host/db, or :memory:")
+    add_model_option(p, help="chat model of the trials (sets llm.model): extractive | openai | llama[:<name>]")
+    p.add_argument("--promote", action="store_true",
+                   help="copy the tuned config to tuned/<name>.yaml next to the experiment when its held-out "
+                        "improvement is significant (the experiment's confirm: test and alpha)")
+    p.add_argument("--force", action="store_true",
+                   help="with --promote: promote even without a significant improvement (recorded in the header)")
     add_common_options(p)
     p.set_defaults(func=run)
 
@@ -32,11 +42,11 @@ def _base(args: argparse.Namespace, spec: Any) -> Any:
     """The experiment's base config, moved onto ``--config`` and ``--set`` when given."""
     from ..config import RagbenchConfig, flatten, load_config, with_overrides
 
-    if not args.config and not args.set:
+    if not args.config and not args.set and not args.model:
         return spec.base
     defaults = flatten(RagbenchConfig())
     own = {k: v for k, v in flatten(spec.base).items() if v != defaults[k]}
-    return load_cfg(args, base=lambda path: with_overrides(load_config(path), own))
+    return load_cfg(args, {"llm.model": args.model}, base=lambda path: with_overrides(load_config(path), own))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,8 +61,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--trials must be ≥ 1, found {args.trials}.")
     spec = load_spec(args.experiment)
     spec = replace(spec, base=_base(args, spec))
+    if args.force and not args.promote:
+        raise ConfigError("--force only applies with --promote. Fix: add --promote (or drop --force).")
     res = run_study(spec, trials=args.trials, workers=args.workers, storage=args.storage, track=not args.no_mlflow,
-                    show_progress=show_progress(args) and args.workers == 1)
+                    show_progress=show_progress(args) and args.workers == 1, promote_result=args.promote,
+                    force=args.force)
     states = ", ".join(f"{n} {s.lower()}" for s, n in res.states.items())
     lines = [f"study {res.name}: {res.trials} trials ({states}); storage {res.storage}",
              f"best trial #{res.best_trial}: {json.dumps(res.best_params, sort_keys=True, default=str)}",
@@ -64,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
             "#{} ".format(r["number"]) + ", ".join(f"{m}={r[m]:.4g}" for m in res.summary["metrics"])
             for r in res.pareto))
     lines.append(f"tuned config: {res.tuned_path}; results: {res.study_dir}")
+    if res.promotion is not None:
+        p = res.promotion
+        lines.append(f"promoted to {p.path}" + (" (--force)" if p.forced else "") + f": {p.reason}" if p.promoted
+                     else f"not promoted: {p.reason} (--force overrides)")
     if res.mlflow_run_id:
         lines.append(f"MLflow run: {res.mlflow_run_id}")
     out.text(*lines)

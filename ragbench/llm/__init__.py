@@ -8,10 +8,10 @@ from typing import Any
 from .base import ChatModel, Completion
 from .context import REFUSAL_MESSAGE, Passage, rag_meta, read_rag_meta, strip_markers
 from .extractive import ExtractiveChatModel
-from .factory import CHAT_MODELS, make_chat_model
+from .factory import CHAT_MODELS, chat_model_for, make_chat_model
 
 __all__ = ["ChatModel", "Completion", "ExtractiveChatModel", "OpenAIChatModel", "LlamaCppChatModel",
-           "make_chat_model", "CHAT_MODELS", "Passage", "rag_meta", "read_rag_meta", "strip_markers",
+           "make_chat_model", "chat_model_for", "CHAT_MODELS", "Passage", "rag_meta", "read_rag_meta", "strip_markers",
            "REFUSAL_MESSAGE"]
 
 

@@ -2,9 +2,10 @@
 AnswerConfig."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from ..config import AnswerConfig
+from ..config import AnswerConfig, RagbenchConfig
 from ..errors import ConfigError
 from .base import ChatModel
 
@@ -59,3 +60,16 @@ def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: 
         raise ConfigError(f"bad arguments for chat model {name!r}: {exc}. Fix: check the parameter names.") from None
     raise ConfigError(f"unknown chat model {name!r}; expected one of {list(CHAT_MODELS)}. "
                       "Fix: pick one of those (answer.chat_model / --model).")
+
+
+def chat_model_for(cfg: RagbenchConfig, name: str | None = None, embedder: Any = None) -> ChatModel:
+    """The chat model a whole config describes: ``name`` (a command's ``--model``), else ``llm.model``, else
+    ``answer.chat_model``; ``llm.temperature`` and ``llm.max_tokens`` reach the openai and llama models (the
+    extractive model is deterministic and has neither)."""
+    chosen = (name or cfg.llm.model or cfg.answer.chat_model).strip()
+    kind = chosen.lower().partition(":")[0]
+    sampling = {"temperature": cfg.llm.temperature, "max_tokens": cfg.llm.max_tokens}
+    if kind in ("extractive", "openai"):
+        return make_chat_model(replace(cfg.answer, chat_model=chosen), embedder=embedder,
+                               **(sampling if kind == "openai" else {}))
+    return make_chat_model(chosen, embedder=embedder, **sampling)

@@ -33,8 +33,9 @@ class LlamaCppChatModel(ChatModel):
     (``make_chat_model("llama")`` passes the best installed model instead)."""
 
     def __init__(self, model_path: str | Path | None = None, n_ctx: int = 2048, seed: int = 0,
-                 max_tokens: int = 256, n_threads: int | None = None) -> None:
+                 max_tokens: int = 256, n_threads: int | None = None, temperature: float = 0.0) -> None:
         self.model_path = model_path
+        self.temperature = float(temperature)
         self.n_ctx = n_ctx
         self.seed = seed
         self.max_tokens = max_tokens
@@ -44,7 +45,7 @@ class LlamaCppChatModel(ChatModel):
     @property
     def model_id(self) -> str:  # type: ignore[override]
         path = Path(self.model_path) if self.model_path else Path("SmolLM2-135M-Instruct.Q4_1.gguf")
-        return f"llama.cpp:{path.stem}"
+        return f"llama.cpp:{path.stem}" + (f"@t={self.temperature:g}" if self.temperature else "")
 
     def _load(self) -> Any:
         if self._llm is None:
@@ -68,7 +69,8 @@ class LlamaCppChatModel(ChatModel):
         try:
             reply = llm.create_chat_completion(
                 messages=[{"role": m.role, "content": m.content} for m in messages],
-                temperature=0.0, top_k=1, max_tokens=self.max_tokens, seed=self.seed)
+                temperature=self.temperature, top_k=1 if self.temperature == 0 else 40, max_tokens=self.max_tokens,
+                seed=self.seed)
         except (RuntimeError, ValueError) as exc:  # e.g. the prompt exceeds n_ctx
             raise ModelError(f"llama.cpp failed: {exc}. Fix: shorten the prompt or raise n_ctx.") from None
         try:

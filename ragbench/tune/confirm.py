@@ -83,3 +83,45 @@ def write_tuned(path: Path, cfg: RagbenchConfig, summary: dict[str, Any]) -> Pat
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """What ``--promote`` did: ``path`` of the promoted config (None when refused) and why."""
+
+    promoted: bool
+    path: Path | None
+    reason: str
+    forced: bool = False
+
+
+def verdict(summary: dict[str, Any], direction: str, test: str = "permutation",
+            alpha: float = 0.05) -> tuple[bool, str]:
+    """(significant improvement?, the reason in words) of a study summary's held-out confirmation."""
+    conf = summary["confirmation"]
+    p = {"permutation": conf["p_value"], "t": conf["t_p"], "wilcoxon": conf["wilcoxon_p"]}[test]
+    tuned, base, metric = summary["heldout_score"], summary["baseline_heldout_score"], summary["metric"]
+    better = tuned > base if direction == "maximize" else tuned < base
+    scores = f"held-out {metric} tuned {tuned:.4g} vs base {base:.4g}, {test} p = {p:.4g}, n = {conf['n']}"
+    if not better:
+        return False, f"{scores}: the tuned config is not better than the base"
+    if not p < alpha:
+        return False, f"{scores}: the improvement is not significant at alpha = {alpha}"
+    return True, f"{scores} < alpha = {alpha}"
+
+
+def promote(tuned_file: Path, target: Path, summary: dict[str, Any], direction: str, test: str = "permutation",
+            alpha: float = 0.05, force: bool = False) -> Promotion:
+    """Copy the tuned config to ``target`` (a tracked file) only when its held-out improvement is significant
+    under ``test`` at ``alpha``; ``force`` overrides, and the header then says so and why it was not."""
+    ok, reason = verdict(summary, direction, test, alpha)
+    if not ok and not force:
+        return Promotion(False, None, reason)
+    note = (f"# Promoted by `ragbench tune --promote`: {reason}." if ok else
+            f"# Promoted with --force although it failed the promotion test: {reason}.")
+    text = note + "\n" + tuned_file.read_text(encoding="utf-8")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(target)
+    return Promotion(True, target, reason, forced=not ok)

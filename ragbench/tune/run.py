@@ -4,10 +4,12 @@
     res.best_params, res.tune_score, res.heldout_score, res.baseline_heldout_score, res.p_value
 
 Local results (``<experiment folder>/runs/<name>/``): ``trials.csv``, ``pareto.csv``, ``history.png``,
-``importance.png``, ``pareto.png`` (two objectives), ``confirmation_per_query.csv``, ``summary.json`` and, by
-default, the Optuna journal ``study.journal``. The tuned config goes to ``<experiment folder>/tuned/<name>.yaml``.
-They are all written before MLflow is contacted, so a tracking failure (reported in ``tracking_error``) loses
-nothing.
+``importance.png``, ``pareto.png`` (two objectives), ``confirmation_per_query.csv``, ``summary.json``, the tuned
+config ``tuned.yaml`` and, by default, the Optuna journal ``study.journal`` — never a tracked file. With
+``promote_result=True`` the tuned config is copied to ``<experiment folder>/tuned/<name>.yaml`` only when its held-out
+improvement is significant under the experiment's ``confirm`` test (``force=True`` overrides; the file's header
+records it). Everything is written before MLflow is contacted, so a tracking failure (reported in
+``tracking_error``) loses nothing.
 """
 from __future__ import annotations
 
@@ -20,10 +22,10 @@ from ..config import config_hash
 from ..errors import DataError, TrackingError
 from ..provenance import git_commit, package_version
 from . import report
-from .confirm import confirm, confirmation_dict, write_tuned
+from .confirm import Promotion, confirm, confirmation_dict, promote, write_tuned
 from .space import TuneSpec
-from .sweep import Prepared, optimize, prepare, storage_url
 from .storage import describe
+from .sweep import Prepared, optimize, prepare, storage_url
 
 
 @dataclass
@@ -45,12 +47,15 @@ class TuneResult:
     mlflow_run_id: str | None = None
     tracking_error: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
+    promotion: Promotion | None = None
 
     def json_line(self) -> dict[str, Any]:
         """The ``--json`` record."""
         return {"best_params": self.best_params, "tune_score": self.tune_score, "heldout_score": self.heldout_score,
                 "baseline_heldout_score": self.baseline_heldout_score, "p_value": self.p_value,
-                "trials": self.trials, "mlflow_run_id": self.mlflow_run_id}
+                "trials": self.trials, "tuned_path": str(self.tuned_path),
+                "promoted": str(self.promotion.path) if self.promotion and self.promotion.promoted else None,
+                "mlflow_run_id": self.mlflow_run_id}
 
 
 def best_trial(study: Any, spec: TuneSpec) -> Any:
@@ -66,7 +71,7 @@ def best_trial(study: Any, spec: TuneSpec) -> Any:
 
 def run_study(spec: TuneSpec, trials: int | None = None, workers: int = 1, storage: str | None = None,
               track: bool = True, show_progress: bool = False, prepared: Prepared | None = None,
-              n_resamples: int = 10000) -> TuneResult:
+              n_resamples: int = 10000, promote_result: bool = False, force: bool = False) -> TuneResult:
     """Run (or resume) the study to its budget, confirm the best config on the held-out split, write results."""
     prepared = prepared or prepare(spec)
     budget = trials if trials is not None else spec.trials
@@ -98,6 +103,12 @@ def run_study(spec: TuneSpec, trials: int | None = None, workers: int = 1, stora
         "package_version": package_version(), "pareto": pareto.to_dict(orient="records"),
     }
     tuned_path = write_tuned(spec.tuned_path, best_cfg, summary)
+    promotion = None
+    if promote_result:
+        promotion = promote(tuned_path, spec.promoted_path, summary, spec.directions[0], spec.confirm_test,
+                            spec.alpha, force)
+        summary["promotion"] = {"promoted": promotion.promoted, "forced": promotion.forced,
+                                "path": str(promotion.path) if promotion.path else None, "reason": promotion.reason}
     artifacts = [out / "trials.csv", out / "pareto.csv", out / "confirmation_per_query.csv", tuned_path]
     for path in (report.plot_history(study, spec, prepared.metrics, out / "history.png"),
                  report.plot_importance(report.importances(study, spec.seed), spec, out / "importance.png"),
@@ -108,7 +119,8 @@ def run_study(spec: TuneSpec, trials: int | None = None, workers: int = 1, stora
 
     result = TuneResult(spec.name, describe(url), best.number, dict(best.params), float(best.values[0]),
                         conf.heldout_score, conf.baseline_heldout_score, conf.p_value, len(table), states,
-                        conf.metric, pareto.to_dict(orient="records"), out, tuned_path, summary=summary)
+                        conf.metric, pareto.to_dict(orient="records"), out, tuned_path, summary=summary,
+                        promotion=promotion)
     if track:
         tags = {"git_commit": summary["git_commit"], "package_version": summary["package_version"],
                 "data_hash": summary["data_hash"]}

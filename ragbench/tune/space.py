@@ -36,16 +36,16 @@ from typing import Any, Mapping
 
 import yaml
 
-from ..config import (RagbenchConfig, config_hash, field_names, flatten, from_dict, read_yaml_mapping,
-                      with_overrides)
+from ..config import RagbenchConfig, config_hash, field_names, flatten, from_dict, read_yaml_mapping, with_overrides
 from ..errors import ConfigError
 
 KINDS = ("int", "float", "choice")
 DIRECTIONS = {"maximize": "maximize", "max": "maximize", "minimize": "minimize", "min": "minimize"}
-SAMPLERS = ("tpe", "random", "nsgaii")
+SAMPLERS = ("tpe", "random", "nsgaii", "grid")
+TESTS = ("permutation", "t", "wilcoxon")
 PRUNERS = ("none", "wilcoxon", "median")
 TOP_KEYS = ("name", "description", "dataset", "objective", "options", "base", "space", "metrics", "split",
-            "sampler", "pruner", "trials", "storage", "mlflow_experiment", "output_dir")
+            "sampler", "pruner", "trials", "storage", "mlflow_experiment", "output_dir", "confirm")
 _DIST = re.compile(r"^\s*([A-Za-z]+)\s*\[(.*)\]\s*$", re.S)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -112,8 +112,10 @@ class TuneSpec:
     storage: str | None = None
     mlflow_experiment: str = "ragbench-tune"
     folder: Path = Path(".")                      # folder of the YAML file; outputs are placed relative to it
-    output_dir: str = "tuned"
+    output_dir: str = "tuned"                     # where --promote copies the tuned config (tracked in git)
     description: str = ""
+    confirm_test: str = "permutation"             # the held-out paired test --promote requires to be significant
+    alpha: float = 0.05
 
     @property
     def directions(self) -> list[str]:
@@ -149,7 +151,31 @@ class TuneSpec:
 
     @property
     def tuned_path(self) -> Path:
+        """The tuned config of the last run: ``<study folder>/tuned.yaml`` (never a tracked file)."""
+        return self.study_dir / "tuned.yaml"
+
+    @property
+    def promoted_path(self) -> Path:
+        """Where ``--promote`` copies a significantly better tuned config: ``<experiment folder>/tuned/<name>.yaml``."""
         return self.folder / self.output_dir / f"{self.name}.yaml"
+
+    def grid(self) -> dict[str, list[Any]]:
+        """The grid of a ``grid`` sampler: every choice, every int step; floats need ``step``."""
+        out: dict[str, list[Any]] = {}
+        for p in self.space:
+            if p.kind == "choice":
+                out[p.name] = list(p.choices)
+            elif p.step is not None and not p.log:
+                n = int(round((float(p.high) - float(p.low)) / float(p.step)))
+                vals = [p.low + i * p.step for i in range(n + 1)]
+                out[p.name] = [int(v) for v in vals] if p.kind == "int" else [round(float(v), 12) for v in vals]
+            elif p.kind == "int" and not p.log:
+                out[p.name] = list(range(int(p.low), int(p.high) + 1))
+            else:
+                raise ConfigError(f"experiment {self.name}: the grid sampler needs a finite grid, but {p.name} is "
+                                  f"{p.kind}[{p.low}, {p.high}]. Fix: give it a step (float[0, 1, step=0.25]) or "
+                                  "use choice[...].")
+        return out
 
 
 # ------------------------------------------------------------------------------------------------ parsing
@@ -339,6 +365,15 @@ def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | No
     options = data.get("options") or {}
     if not isinstance(options, Mapping):
         raise ConfigError(f"experiment: 'options' must be a mapping, found {options!r}.")
+    conf = data.get("confirm") or {}
+    if not isinstance(conf, Mapping) or set(conf) - {"test", "alpha"}:
+        raise ConfigError(f"experiment: 'confirm' takes test ({' | '.join(TESTS)}) and alpha, found {conf!r}.")
+    test = str(conf.get("test", "permutation"))
+    alpha = conf.get("alpha", 0.05)
+    if test not in TESTS:
+        raise ConfigError(f"experiment: confirm.test must be one of {', '.join(TESTS)}, found {test!r}.")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ConfigError(f"experiment: confirm.alpha must be in (0, 1), found {alpha!r}.")
     return TuneSpec(
         name=study, dataset=expand_dataset(dataset.strip()), base=base, space=space, metrics=metrics,
         objective=str(data["objective"]) if data.get("objective") else None, options=dict(options),
@@ -346,7 +381,8 @@ def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | No
         sampler=sampler, sampler_options=sampler_opts, seed=seed, pruner=pruner, pruner_options=pruner_opts,
         trials=_int(data.get("trials", 20), "trials", 1), storage=data.get("storage"),
         mlflow_experiment=str(data.get("mlflow_experiment") or "ragbench-tune"), folder=Path(folder),
-        output_dir=str(data.get("output_dir") or "tuned"), description=str(data.get("description") or ""))
+        output_dir=str(data.get("output_dir") or "tuned"), description=str(data.get("description") or ""),
+        confirm_test=test, alpha=float(alpha))
 
 
 def expand_dataset(text: str) -> str:

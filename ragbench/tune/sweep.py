@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -41,6 +41,11 @@ class Prepared:
     metrics: list[str]
     tune: list[str]
     heldout: list[str]
+    reported: list[str] = field(default_factory=list)   # every measure a trial logs: metrics + the objective's
+
+    def __post_init__(self) -> None:
+        if not self.reported:
+            self.reported = list(self.metrics)
 
     @property
     def prunes(self) -> bool:
@@ -52,7 +57,8 @@ def prepare(spec: TuneSpec) -> Prepared:
     objective = make_objective(spec.dataset, spec.objective, spec.options)
     metrics = [objective.check_measure(m) for m in spec.metric_names]
     tune, held = split_units(objective.units(), spec.heldout, spec.split_seed, spec.limit)
-    return Prepared(spec, objective, metrics, tune, held)
+    extra = [objective.check_measure(m) for m in getattr(objective, "report_measures", ())]
+    return Prepared(spec, objective, metrics, tune, held, list(dict.fromkeys(metrics + extra)))
 
 
 def default_storage(spec: TuneSpec) -> str:
@@ -69,6 +75,8 @@ def make_sampler(spec: TuneSpec, worker: int = 0) -> Any:
         return optuna.samplers.RandomSampler(seed=seed)
     if spec.sampler == "nsgaii":
         return optuna.samplers.NSGAIISampler(seed=seed, **opts)
+    if spec.sampler == "grid":
+        return optuna.samplers.GridSampler(spec.grid(), seed=seed)
     opts.setdefault("n_startup_trials", 5)
     return optuna.samplers.TPESampler(seed=seed, **opts)
 
@@ -111,7 +119,7 @@ def evaluate_trial(trial: Any, prepared: Prepared) -> float | tuple[float, ...]:
             parts: list[pd.DataFrame] = []
             for start in range(0, len(order), batch):
                 idx = [int(i) for i in order[start:start + batch]]
-                per = prepared.objective(cfg, [units[i] for i in idx], prepared.metrics)
+                per = prepared.objective(cfg, [units[i] for i in idx], prepared.reported)
                 parts.append(per)
                 values = per[per["measure"] == primary].set_index("qid")["value"]
                 for i in idx:
@@ -119,16 +127,16 @@ def evaluate_trial(trial: Any, prepared: Prepared) -> float | tuple[float, ...]:
                         trial.report(float(values[units[i]]), step=i)
                 if trial.should_prune():
                     done = pd.concat(parts, ignore_index=True)
-                    trial.set_user_attr("metrics", _means(done, prepared.metrics))
+                    trial.set_user_attr("metrics", _means(done, prepared.reported))
                     trial.set_user_attr("n_queries", int(done["qid"].nunique()))
                     raise optuna.TrialPruned(f"pruned after {start + len(idx)} of {len(units)} queries")
             per = pd.concat(parts, ignore_index=True)
         else:
-            per = prepared.objective(cfg, units, prepared.metrics)
-        means = _means(per, prepared.metrics)
+            per = prepared.objective(cfg, units, prepared.reported)
+        means = _means(per, prepared.reported)
         trial.set_user_attr("metrics", means)
         trial.set_user_attr("n_queries", int(per["qid"].nunique()) if len(per) else 0)
-        missing = [m for m, v in means.items() if np.isnan(v)]
+        missing = [m for m in prepared.metrics if np.isnan(means[m])]
         if missing:
             raise DataError(f"the objective produced no value for {missing} on the tuning split.")
         values = tuple(means[m] for m in prepared.metrics)

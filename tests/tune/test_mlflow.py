@@ -32,12 +32,14 @@ def test_nested_runs_written(tmp_path, tiny_beir, monkeypatch):
     assert child.data.params["bm25.stopwords"] in ("True", "False")
     assert child.data.params["retrieval.mode"] == "bm25"
     assert "nDCG_at_10" in child.data.metrics and "objective.nDCG_at_10" in child.data.metrics
+    # Every trial logs all the objective's measures, not only the optimised one.
+    assert {"R_at_10", "RR_at_10", "P_at_10", "AP", "context_tokens"} <= set(child.data.metrics)
     for tag in ("config_hash", "data_hash", "git_commit", "package_version"):
         assert child.data.tags[tag]
     assert parent.data.metrics["heldout_score"] == res.heldout_score
     assert parent.data.metrics["p_value"] == res.p_value
     arts = {a.path for a in client.list_artifacts(res.mlflow_run_id)}
-    assert {"trials.csv", "history.png", "confirmation_per_query.csv", "tiny.yaml", "summary.json"} <= arts
+    assert {"trials.csv", "history.png", "confirmation_per_query.csv", "tuned.yaml", "summary.json"} <= arts
     # Resume to 5 trials: same parent, only the two new trials are logged.
     res2 = run_study(spec, trials=5, track=True, n_resamples=200)
     assert res2.mlflow_run_id == res.mlflow_run_id

@@ -78,7 +78,9 @@ def _base(tmp_path: Path) -> dict:
     ({"colour": "red"}, "unknown key(s) colour"),
     ({"metrics": [{"nDCG@10": "up"}]}, "expected maximize or minimize"),
     ({"metrics": []}, "non-empty list"),
-    ({"sampler": {"name": "grid"}}, "unknown sampler 'grid'"),
+    ({"sampler": {"name": "annealing"}}, "unknown sampler 'annealing'"),
+    ({"confirm": {"test": "z"}}, "confirm.test must be one of"),
+    ({"confirm": {"alpha": 1.5}}, "confirm.alpha must be in (0, 1)"),
     ({"pruner": "hyperband"}, "unknown pruner"),
     ({"metrics": [{"nDCG@10": "max"}, {"latency_ms": "min"}], "pruner": "wilcoxon"}, "needs a single objective"),
     ({"split": {"heldout": 1.5}}, "fraction in (0, 1)"),
@@ -128,7 +130,8 @@ def test_load_spec_name_defaults_to_file_stem(tmp_path, tiny_beir):
     del data["name"]
     spec = load_spec(write_yaml(tmp_path / "my-exp.yaml", data))
     assert spec.name == "my-exp"
-    assert spec.tuned_path == tmp_path / "tuned" / "my-exp.yaml"
+    assert spec.tuned_path == tmp_path / "runs" / "my-exp" / "tuned.yaml"  # untracked; --promote copies it to:
+    assert spec.promoted_path == tmp_path / "tuned" / "my-exp.yaml"
 
 
 def test_fingerprint_ignores_fields_left_at_their_defaults(tmp_path):
@@ -138,3 +141,13 @@ def test_fingerprint_ignores_fields_left_at_their_defaults(tmp_path):
     assert plain == explicit
     assert parse_spec({**base, "base": {**base["base"], "lsh": {"tables": 11}}}).fingerprint() != plain
     assert parse_spec({**base, "split": {"heldout": 0.4, "seed": 1}}).fingerprint() != plain
+
+
+def test_grid_sampler_grid(tmp_path):
+    spec = parse_spec({**_base(tmp_path), "sampler": {"name": "grid"},
+                       "space": {"llm.temperature": "float[0, 1, step=0.5]", "bm25.stopwords": "choice[true, false]",
+                                 "lsh.bits": "int[4, 6]"}})
+    assert spec.grid() == {"llm.temperature": [0.0, 0.5, 1.0], "bm25.stopwords": [True, False], "lsh.bits": [4, 5, 6]}
+    bad = parse_spec({**_base(tmp_path), "sampler": {"name": "grid"}, "space": {"bm25.k1": "float[0.5, 2]"}})
+    with pytest.raises(ConfigError, match="give it a step"):
+        bad.grid()

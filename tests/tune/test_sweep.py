@@ -66,8 +66,9 @@ def test_same_seed_same_trials_also_in_a_new_process(tmp_path, tiny_beir):
                           "--no-mlflow", "--json"], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert _params(_study(str(journal))) == first
-    assert set(json.loads(out.stdout.strip().splitlines()[-1])) == {
-        "best_params", "tune_score", "heldout_score", "baseline_heldout_score", "p_value", "trials", "mlflow_run_id"}
+    assert len(out.stdout.splitlines()) == 1 and set(json.loads(out.stdout)) == {
+        "best_params", "tune_score", "heldout_score", "baseline_heldout_score", "p_value", "trials", "tuned_path",
+        "promoted", "mlflow_run_id"}
 
 
 def test_resume_continues_where_it_stopped(tmp_path, tiny_beir):
@@ -139,6 +140,29 @@ def test_heldout_confirmation_numbers(tmp_path, tiny_beir):
     summary = json.loads((spec.study_dir / "summary.json").read_text())
     assert summary["p_value"] == 0.25 and summary["trials"] == 4 and summary["mlflow_run_id"] is None
     assert (spec.study_dir / "history.png").stat().st_size > 1000
+    assert not spec.promoted_path.exists()  # a run never writes the tracked tuned/ folder
+
+
+def test_promotion_requires_a_significant_heldout_improvement(tmp_path, tiny_beir):
+    path = write_yaml(tmp_path / "exp" / "tiny.yaml",
+                      tiny_spec(tmp_path, tiny_beir, sampler={"name": "random", "seed": 0}))
+    spec = load_spec(path)
+    refused = run_study(spec, track=False, promote_result=True)  # held-out p = 0.25 ≥ 0.05
+    assert not refused.promotion.promoted and not spec.promoted_path.exists()
+    assert "not significant at alpha = 0.05" in refused.promotion.reason and "permutation p = 0.25" in \
+        refused.promotion.reason
+    forced = run_study(spec, track=False, promote_result=True, force=True)
+    assert forced.promotion.promoted and forced.promotion.forced
+    header = spec.promoted_path.read_text().splitlines()[0]
+    assert header.startswith("# Promoted with --force although it failed the promotion test: held-out nDCG@10")
+    assert load_config(spec.promoted_path).bm25.stopwords is True
+    lenient = load_spec(write_yaml(tmp_path / "exp" / "tiny.yaml", {
+        **tiny_spec(tmp_path, tiny_beir, sampler={"name": "random", "seed": 0}),
+        "confirm": {"test": "permutation", "alpha": 0.3}}))
+    res = run_study(lenient, track=False, promote_result=True, storage=":memory:")
+    assert res.promotion.promoted and not res.promotion.forced
+    assert spec.promoted_path.read_text().startswith("# Promoted by `ragbench tune --promote`: held-out nDCG@10 "
+                                                     "tuned 1 vs base 0.6309, permutation p = 0.25, n = 3 < alpha")
 
 
 def test_corrupt_journal_is_a_clear_error(tmp_path, tiny_beir):
@@ -169,8 +193,14 @@ def test_unreachable_database_is_a_clear_error():
 def test_cli_json_line_and_bad_trials(tmp_path, tiny_beir, capsys):
     path = write_yaml(tmp_path / "tiny.yaml", tiny_spec(tmp_path, tiny_beir))
     assert main(["tune", str(path), "--trials", "3", "--no-mlflow", "--json"]) == 0
-    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert last["trials"] == 3 and last["mlflow_run_id"] is None
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == 1
+    last = json.loads(out)
+    assert last["trials"] == 3 and last["mlflow_run_id"] is None and last["promoted"] is None
     assert main(["tune", str(path), "--trials", "0"]) == 1
     assert "--trials must be ≥ 1" in capsys.readouterr().err
-    assert yaml.safe_load((tmp_path / "tuned" / "tiny.yaml").read_text())["bm25"]["stopwords"] in (True, False)
+    assert main(["tune", str(path), "--force"]) == 1
+    assert "--force only applies with --promote" in capsys.readouterr().err
+    tuned = tmp_path / "runs" / "tiny" / "tuned.yaml"
+    assert last["tuned_path"] == str(tuned) and not (tmp_path / "tuned").exists()
+    assert yaml.safe_load(tuned.read_text().split("\n", 4)[4])["bm25"]["stopwords"] in (True, False)

@@ -16,6 +16,12 @@ Built in:
 * ``dcs-threads`` (``dcs-threads:<FILE>``): DCS thread recovery; the split unit is a thread and each message of a
   real thread gets ``purity`` (1 when its DCN's majority thread is its own; the mean is the purity),
   ``context_share`` and ``context_size``.
+* ``answers`` (``golden[:DIR]`` with ``objective: answers``): grounded answers per question (``CitationPrecision``,
+  ``RefusalAccuracy``, ``FactInAnswer``, ``ContextTokens`` …) with the config's chat model and temperature.
+* ``dcs-locomo`` (``locomo:<FILE>``): DCS evidence recall per LoCoMo question (``DcsRecall@k``,
+  ``DcsDenseRecall@k``, ``DcsTokens@k``).
+
+Every objective names ``report_measures``: all of them are logged for every trial, next to the optimised ones.
 
 Expensive per-configuration work (chunking, indexing, embedding through the persistent cache) is memoised by the
 hash of the config sections it depends on, so evaluating a configuration query batch by query batch (for pruning)
@@ -26,13 +32,27 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...errors import ConfigError
-from .base import (COLUMNS, OBJECTIVES, DatasetRef, Objective, embedder_for, parse_dataset,
-                   register_objective, split_units)
+from .answers import AnswersObjective
+from .base import (
+    COLUMNS,
+    OBJECTIVES,
+    DatasetRef,
+    Objective,
+    embedder_for,
+    parse_dataset,
+    register_objective,
+    split_units,
+)
 from .dcs import DcsThreadsObjective
 from .eerag import EeragObjective
+from .locomo import LocomoDcsObjective
 from .retrieval import RetrievalObjective
 
-__all__ = ["COLUMNS", "OBJECTIVES", "DatasetRef", "DcsThreadsObjective", "EeragObjective", "Objective",
+#: The objective of a dataset kind when the experiment names none (golden also has ``answers``).
+DEFAULTS = {"golden": "retrieval", "beir": "retrieval"}
+
+__all__ = ["AnswersObjective", "COLUMNS", "LocomoDcsObjective", "OBJECTIVES", "DatasetRef", "DcsThreadsObjective",
+           "EeragObjective", "Objective",
            "RetrievalObjective", "embedder_for", "make_objective", "parse_dataset", "register_objective",
            "split_units"]
 
@@ -44,7 +64,7 @@ def make_objective(dataset: str, name: str | None = None, options: Mapping[str, 
         matches = [n for n, e in OBJECTIVES.items() if ds.kind in e.kinds]
         if not matches:
             raise ConfigError(f"no objective is registered for dataset kind {ds.kind!r}.")
-        name = matches[0]
+        name = DEFAULTS.get(ds.kind, matches[0])
     if name not in OBJECTIVES:
         raise ConfigError(f"unknown objective {name!r}; registered: {', '.join(sorted(OBJECTIVES))}.")
     entry = OBJECTIVES[name]

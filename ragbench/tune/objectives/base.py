@@ -41,12 +41,12 @@ def parse_dataset(text: str) -> DatasetRef:
         if not sep or not folder or not split:
             raise ConfigError(f"dataset {text!r}: expected beir:<DIR>:<split>, e.g. beir:data/scifact:train.")
         return DatasetRef("beir", Path(folder).expanduser(), split)
-    if kind in ("eerag", "dcs-threads"):
+    if kind in ("eerag", "dcs-threads", "locomo"):
         if not rest:
             raise ConfigError(f"dataset {text!r}: expected {kind}:<FILE>.")
         return DatasetRef(kind, Path(rest).expanduser())
-    raise ConfigError(f"unknown dataset {text!r}; expected golden[:DIR], beir:<DIR>:<split>, eerag:<FILE> or "
-                      "dcs-threads:<FILE>.")
+    raise ConfigError(f"unknown dataset {text!r}; expected golden[:DIR], beir:<DIR>:<split>, eerag:<FILE>, "
+                      "dcs-threads:<FILE> or locomo:<FILE>.")
 
 
 def split_units(units: Sequence[str], heldout: float, seed: int,
@@ -86,6 +86,8 @@ class Objective(ABC):
         """Per-query values of ``measures`` for configuration ``cfg`` over ``units``."""
 
     data_hash: str = ""
+    #: Measures every trial logs besides the optimised ones (so a trial's MLflow run shows the whole picture).
+    report_measures: tuple[str, ...] = ()
 
     def model_sha256(self, cfg: RagbenchConfig) -> str | None:
         """SHA-256 of the model weights a configuration uses (None when it uses none)."""

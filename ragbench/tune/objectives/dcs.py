@@ -18,6 +18,7 @@ class DcsThreadsObjective(Objective):
     name = "dcs-threads"
     incremental = False  # a replay needs the whole (sub-)conversation at once
     MEASURES = ("purity", "context_share", "context_size")
+    report_measures = MEASURES
 
     def __init__(self, path: Path) -> None:
         from ...eval.threads import is_real_thread, load_messages

@@ -18,14 +18,18 @@ class EeragObjective(Objective):
     name = "eerag"
     MEASURES = ("CandidateRecall", "ElectionPrecision", "ElectionRecall", "ElectionF1", "RetrievalRate",
                 "AnswerHintMatched", "context_tokens", "model_calls")
+    report_measures = MEASURES
 
-    def __init__(self, path: Path, mode: str = "dense", elector: str = "policy") -> None:
+    def __init__(self, path: Path, mode: str = "dense", elector: str | None = None,
+                 model: str | None = None) -> None:
         from ...eval.datasets import load_eerag_bench
         from ...provenance import data_hash
 
         self.bench = load_eerag_bench(path)
         self.cases = {str(c.case_id): c for c in self.bench.cases}
-        self.mode, self.elector = mode, elector
+        # elector None: the config's eerag.elector (tunable); model None: llm.model / answer.chat_model.
+        self.mode, self.elector, self.model = mode, elector, model
+        self._models = Memo(2)
         self.data_hash = data_hash(path)
         self._stores = Memo(2)
 
@@ -39,7 +43,10 @@ class EeragObjective(Objective):
         return measure
 
     def model_sha256(self, cfg: RagbenchConfig) -> str | None:
-        return embedder_for(cfg).sha256
+        sha = embedder_for(cfg).sha256
+        if (self.elector or cfg.eerag.elector) == "llm":  # the chat model is part of the system too
+            sha += f",{self.model or cfg.llm.model or cfg.answer.chat_model}@t={cfg.llm.temperature:g}"
+        return sha
 
     def _store(self, cfg: RagbenchConfig) -> Any:
         from ...eval.eerag_bench import seed_store
@@ -61,7 +68,14 @@ class EeragObjective(Objective):
         emb = embedder_for(cfg)
         store = self._store(cfg)
         retriever = retriever_from_store(store, self.mode, cfg, emb)
-        model, prompt = make_elector(self.elector, cfg, emb)
+        elector = self.elector or cfg.eerag.elector
+        chat = None
+        if elector == "llm":
+            from ...llm import chat_model_for
+
+            chat = self._models.get((self.model, config_hash(cfg.llm), config_hash(cfg.answer)),
+                                    lambda: chat_model_for(cfg, self.model, emb))
+        model, prompt = make_elector(elector, cfg, emb, chat)
         rows, extra = [], []
         for cid in units:
             case = self.cases[cid]
@@ -78,6 +92,7 @@ class EeragObjective(Objective):
 
 @register_objective("eerag", kinds=("eerag",))
 def _eerag(ds: DatasetRef, options: Mapping[str, Any]) -> Objective:
+    elector, model = options.get("elector"), options.get("model")
     return EeragObjective(_require(ds.path, "EE-RAG benchmark file"), mode=str(options.get("mode", "dense")),
-                          elector=str(options.get("elector", "policy")))
+                          elector=str(elector) if elector else None, model=str(model) if model else None)
 

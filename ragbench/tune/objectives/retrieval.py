@@ -17,6 +17,7 @@ class RetrievalObjective(Objective):
 
     name = "retrieval"
     EXTRA = ("latency_ms", "context_tokens")
+    report_measures = ("nDCG@10", "R@10", "RR@10", "P@10", "AP", "context_tokens")
 
     def __init__(self, documents: Sequence[Any], queries: pd.DataFrame, qrels: pd.DataFrame,
                  principals: Mapping[str, Any] | None = None, data_hash: str = "") -> None:
