@@ -181,20 +181,24 @@ class AnswerabilityReport:
     reason: str | None = None
     soft_coverage: float = 0.0
     conflicts: tuple[str, ...] = ()
+    unknown: tuple[tuple[str, float], ...] = ()
+    rarest_missing: str | None = None
 
 
 def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence[str], weights: TermWeights,
            embedder: Embedder | None = None, min_coverage: float = 0.5, min_similarity: float = 0.45,
            check_type: bool = True, matcher: WordMatcher | None = None, min_word_similarity: float = 0.6,
-           check_conflicts: bool = True) -> AnswerabilityReport:
+           check_conflicts: bool = True, min_unknown_similarity: float = 0.0,
+           check_rarest: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
     contradicted, its terms weigh fully); ``query`` is what was retrieved with (a follow-up rewritten with its
     subject: carried terms weigh half). ``titles`` are the contexts of the cited passages (titles, headings).
 
-    Answerable ⇔ the asked type is present, no qualifier conflicts, and soft coverage ≥ ``min_coverage`` or
-    similarity ≥ ``min_similarity``."""
+    Answerable ⇔ the asked type is present, no qualifier conflicts, every *unknown* question term (one that no
+    document the asker may read contains: ``ferret``, ``V3``, ``2026``) has a near-synonym in the answer with word
+    cosine ≥ ``min_unknown_similarity``, and soft coverage ≥ ``min_coverage`` or similarity ≥ ``min_similarity``."""
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
@@ -216,11 +220,35 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         vecs = np.asarray(embedder.embed([query, *sentences]), dtype=np.float32)
         sim = float(np.max(vecs[1:] @ vecs[0]))
     clash = tuple(conflicts(question, evidence_text, modifiers=False)) if check_conflicts else ()
-    signals: dict[str, Any] = dict(soft_coverage=soft, conflicts=clash)
+    evidence_words = [w for w in content_words(evidence_text).values() if w.isalpha()]
+    df = getattr(weights, "df", None)
+    unknown = []
+    for t in terms:
+        if df is not None and df.get(t, 0) == 0 and t not in answer_terms:
+            word = surface.get(t, t)
+            best = matcher.best(word, evidence_words) if matcher is not None and word.isalpha() else 0.0
+            unknown.append((word, round(best, 4)))
+    # An identifier or year nothing readable mentions (V3, L5, 2026) cannot be answered: no near-synonym exists.
+    # Plain words are only reported: word cosines do not separate paraphrase vocabulary from unasked-for topics.
+    unknown_ids = [w for w, _ in unknown if any(ch.isdigit() for ch in w)]
+    # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
+    # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).
+    known = [t for t in terms if t in own and (df is None or df.get(t, 0) > 0) and not t.isdigit()]
+    rarest = max(known, key=weights, default=None)
+    rarest_missing = surface.get(rarest, rarest) if rarest is not None and rarest not in answer_terms else None
+    signals: dict[str, Any] = dict(soft_coverage=soft, conflicts=clash, unknown=tuple(unknown),
+                                   rarest_missing=rarest_missing)
     if check_type and not found:
         return AnswerabilityReport(cov, sim, kind, False, False, f"no {kind} in the answer", **signals)
     if clash:
         return AnswerabilityReport(cov, sim, kind, found, False, "answers another " + "; ".join(clash), **signals)
+    if check_rarest and rarest_missing is not None:
+        return AnswerabilityReport(cov, sim, kind, found, False, f"the answer does not mention {rarest_missing!r}, "
+                                   "the question's most specific term", **signals)
+    missing = unknown_ids + [w for w, best in unknown if best < min_unknown_similarity and w not in unknown_ids]
+    if missing:
+        return AnswerabilityReport(cov, sim, kind, found, False, "asks about " + ", ".join(missing)
+                                   + ", which no readable document mentions", **signals)
     if soft >= min_coverage or sim >= min_similarity:
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     return AnswerabilityReport(cov, sim, kind, found, False,

@@ -57,6 +57,9 @@ _HOW_MUCH = re.compile(_Q_LEAD + r"how\s+much\b", re.IGNORECASE)
 _HOW_NUMBER = re.compile(r"\bhow\s+(?:many|long|often|far|soon|quickly|fast|old|frequently|big|large|high|low)\b"
                          r"|\b(?:minimum|maximum|number\s+of)\b", re.IGNORECASE)
 _WHAT = re.compile(_Q_LEAD + r"(?:what|which)\b", re.IGNORECASE)
+#: "What is the phone number …", "What temperature …": nouns whose value is a number or a measured quantity.
+_MEASURE_Q = re.compile(r"\b(?:(?:phone|telephone|fax|extension|account|reference|ticket|serial|contact)\s+number"
+                        r"|temperature|distance|weight|height|capacity|speed|headcount|quantity)\b", re.IGNORECASE)
 _PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
 _WHEN = re.compile(_Q_LEAD + r"(?:when|by\s+when)\b|\bwhat\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
 #: Nouns whose value is an amount of money.
@@ -95,7 +98,7 @@ def expected_type(question: str) -> str | None:
     words = set(tokenize(q))
     if _HOW_MUCH.search(q):
         return MONEY if words & MONEY_WORDS else NUMBER
-    if _HOW_NUMBER.search(q):
+    if _HOW_NUMBER.search(q) or (_MEASURE_Q.search(q) and _WHAT.search(q)):
         return NUMBER
     if _PERCENT_Q.search(q):
         return PERCENT

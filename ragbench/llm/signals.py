@@ -27,7 +27,9 @@ QUESTION_WORDS: frozenset[str] = frozenset(
     """about after again all also am any anything anyone be been before being both can could did do does doing
     done during each else ever every few get gets getting got had if into just me more most my myself need needs
     no nor not now off once only other out over own same should some such too under until up very would yes yet
-    may might must shall much many long often whom whose us i'm im ive i've can't cannot please tell know""".split())
+    may might must shall much many long often whom whose us i'm im ive i've can't cannot please tell know
+    far fast quickly soon big large high low old minimum maximum happens happen define defined allowed
+    referring""".split())  # "referring": the follow-up rewriter's "(referring to …)"
 
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "ly")
 
