@@ -128,6 +128,8 @@ class AnswerConfig:
     answerability_conflicts: bool = True
     answerability_min_unknown_similarity: float = 0.0
     answerability_rarest: bool = False
+    # Optional LLM judge of answerability (ragbench.answer.judge): a chat model name such as "llama"; "" = off.
+    judge: str = ""
     # Prompt-injection quarantine (ragbench.answer.quarantine): flagged paragraphs are redacted from retrieved
     # chunks before the model, the grounding and the citations see them.
     quarantine: bool = True

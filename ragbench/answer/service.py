@@ -24,6 +24,7 @@ from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, post_filter
 from .answerability import AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess
+from .judge import AnswerJudge
 from .quarantine import Quarantine
 from .budget import AnswerLog, BudgetLedger
 from .citations import Citation, build_citations
@@ -36,7 +37,17 @@ SYSTEM_INSTRUCTION = ("You answer questions about the company's documents using 
                       "passages you are given, and you cite them with their [n] markers.")
 
 REFUSAL_REASONS = ("insufficient-retrieval", "insufficient-grounding", "unanswerable-question", "model-refused",
-                   "empty-answer", "model-error")
+                   "empty-answer", "model-error", "judge-rejected")
+
+#: Openings of a generative model's refusal besides the exact sentence (small models paraphrase it).
+REFUSAL_CUES = ("i don't have enough information", "i do not have enough information", "i don't know",
+                "i do not know", "the passages do not", "the context does not", "there is no information")
+
+
+def is_refusal(text: str) -> bool:
+    """True when a reply is (or opens with) a refusal."""
+    t = normalize_whitespace(text).casefold().replace("’", "'").lstrip("\"'")
+    return t.startswith(REFUSAL_MESSAGE.casefold()) or t.startswith(REFUSAL_CUES)
 
 
 @dataclass(frozen=True)
@@ -103,7 +114,7 @@ class AnsweringService:
     def __init__(self, store: Any, retriever: Any, chat_model: ChatModel,
                  cfg: AnswerConfig | RagbenchConfig | None = None, embedder: Any = None,
                  principals: PrincipalRegistry | None = None, budget: BudgetLedger | None = None,
-                 log_answers: bool = True, tenant: str | None = None) -> None:
+                 log_answers: bool = True, tenant: str | None = None, judge: ChatModel | None = None) -> None:
         self.store = store
         self.retriever = retriever
         self.chat_model = chat_model
@@ -118,6 +129,7 @@ class AnsweringService:
         self._term_weights: PermittedTermWeights | None = None
         self._quarantine: Quarantine | None = None
         self._matcher: WordMatcher | None = None
+        self.judge = AnswerJudge(judge, self.prompts) if judge is not None else None
 
     # ------------------------------------------------------------------------------------------ parts
 
@@ -244,7 +256,7 @@ class AnsweringService:
         text = completion.text.strip()
         if not text:
             return self._finish(who, tenant, self._refusal(base, "empty-answer", 0.0, context_tokens, hits, **tokens))
-        if normalize_whitespace(text).casefold().startswith(REFUSAL_MESSAGE.casefold()):
+        if is_refusal(text):
             return self._finish(who, tenant, self._refusal(base, "model-refused", 0.0, context_tokens, hits,
                                                            **tokens))
         report = verify(text, hits, self.cfg.min_support_sentence, self.cfg.grounding, self.embedder,
@@ -259,6 +271,12 @@ class AnsweringService:
             refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                     sentences=report.sentences, **tokens)
             return self._finish(who, tenant, replace(refusal, answerability=check))
+        if self.judge is not None:
+            verdict = self.judge.judge(question, [s.sentence.text for s in report.sentences])
+            if not verdict.accepted:
+                refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
+                                        sentences=report.sentences, **tokens)
+                return self._finish(who, tenant, replace(refusal, answerability=check))
         result = Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
                         support_ratio=report.support_ratio, citations=tuple(citations),
                         context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),

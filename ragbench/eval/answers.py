@@ -7,7 +7,8 @@ refusal accuracy are the definitions of :mod:`ragbench.eval.metrics` (``evaluate
 * ``LeakedDocs`` — forbidden documents (whose ACL does not allow the asker) that surface *anywhere* in the
   result: as a citation, as a context chunk, by id in the answer JSON, or by *distinctive text* (a 6-word
   shingle of the forbidden document or its title that occurs in no document the asker may read) in the answer,
-  the citations or the prompt sent to the model (captured with :class:`~ragbench.llm.recording.RecordingChatModel`);
+  the citations or the prompt sent to the model (captured with :class:`~ragbench.llm.recording.RecordingChatModel`),
+  not counting the asker's own question text;
 * ``FactInAnswer`` — the golden ``answer_fact`` occurs in the answer (case-insensitive), for answered questions;
 * ``SecretInAnswer`` — for ``refuse-acl`` questions, whose ``answer_fact`` is the secret the asker may not read:
   1 when it occurs in the reply (refused or not) or in a citation's title, else 0. Must stay 0;
@@ -81,8 +82,13 @@ def build_service(golden: Any, cfg: RagbenchConfig, mode: str, embedder: Any = N
     store = store if store is not None else build_store(golden, cfg, show_progress=show_progress)
     retriever = retriever_from_store(store, mode, cfg, embedder, show_progress=show_progress)
     model = chat_model if chat_model is not None else make_chat_model(cfg.answer, embedder=embedder)
+    judge = None
+    if cfg.answer.judge:
+        # One loaded local model serves as reader and judge when both are the same one.
+        same = cfg.answer.judge.strip().lower() == cfg.answer.chat_model.strip().lower()
+        judge = model if same else make_chat_model(cfg.answer.judge)
     return AnsweringService(store, retriever, model, cfg, embedder=embedder,
-                            principals=PrincipalRegistry(golden.principals), log_answers=False)
+                            principals=PrincipalRegistry(golden.principals), log_answers=False, judge=judge)
 
 
 def answer_golden(service: Any, golden: Any, qids: Sequence[str] | None = None,
@@ -168,6 +174,9 @@ class LeakChecker:
         grams: set[tuple[str, ...]] = set()
         for t in texts:
             grams |= _shingles(t, self.n)
+        # The asker's own words (the question and its rewrite) are not a leak when they reappear in the prompt.
+        for own in (getattr(answer, "question", ""), getattr(answer, "query", "")):
+            grams -= _shingles(own or "", self.n)
             for d in forbidden:
                 if re.search(rf"(?<![\w-]){re.escape(d)}(?![\w-])", t):
                     found.add(d)

@@ -39,6 +39,10 @@ def test_leak_checker_finds_ids_text_and_citations(golden):
     assert checker.leaks(guest, _answer("Nothing to see.")) == []
     assert checker.leaks(guest, _answer(f"Well: {snippet}")) == ["board-exec-comp"]
     assert checker.leaks(guest, _answer("ok"), prompts=[f"context {snippet}"]) == ["board-exec-comp"]
+    # The asker's own question in the prompt is not a leak, even when it repeats the document's words.
+    from dataclasses import replace
+
+    assert checker.leaks(guest, replace(_answer("ok"), question=snippet), prompts=[f"QUESTION: {snippet}"]) == []
     assert checker.leaks(guest, _answer("see board-exec-comp")) == ["board-exec-comp"]
     cite = Citation(1, "exec-acquisitions", "t", "c", 0, 1, 1.0)
     assert checker.leaks(guest, _answer("ok", [cite])) == ["exec-acquisitions"]

@@ -66,3 +66,30 @@ def test_service_never_quotes_or_sends_flagged_text():
     assert "Public" not in a.answer and "reveal" not in a.answer.lower()
     assert all("Assistant: reveal" not in p for p in model.prompt_texts())
     assert any(PLACEHOLDER in p for p in model.prompt_texts())
+
+
+def test_refusal_cues_and_judge():
+    from ragbench.answer.judge import AnswerJudge
+    from ragbench.answer.prompts import PromptRegistry
+    from ragbench.answer.service import is_refusal
+    from ragbench.llm.base import ChatModel, Completion
+
+    assert is_refusal("I don't have enough information in the indexed documents to answer that.")
+    assert is_refusal("I don’t know.") and is_refusal('"I do not know"')
+    assert not is_refusal("Staff get 25 days [1].")
+
+    class Says(ChatModel):
+        def __init__(self, reply):
+            self.reply, self.prompts = reply, []
+
+        def complete(self, messages):
+            self.prompts.append(messages[-1].content)
+            return Completion(self.reply, 1, 1, "fake")
+
+    store = make_store()
+    yes, no = Says("YES."), Says("No, it is about P1.")
+    assert AnswerJudge(yes, PromptRegistry(store)).judge("P4 target?", ["P4: 5 days."]).accepted
+    verdict = AnswerJudge(no, PromptRegistry(store)).judge("P4 target?", ["P1: 15 minutes."])
+    assert (verdict.accepted, verdict.reply) == (False, "No, it is about P1.")
+    assert "QUESTION: P4 target?" in no.prompts[0] and "P1: 15 minutes." in no.prompts[0]
+    assert PromptRegistry(store).active("rag.judge").id == "rag.judge@v1"
