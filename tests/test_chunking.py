@@ -180,3 +180,20 @@ def test_sentence_chunk_spans_reconstruct_the_text(text: str, max_chars: int, ov
     assert all(c.text == c.text.strip() for c in chunks)
     raw = chunker.spans(text)
     assert raw[0][0] == 0 and raw[-1][1] == len(text)
+
+
+def test_fixed_size_windows_step_max_minus_overlap() -> None:
+    from ragbench.retrieval.chunking import FixedSizeChunker
+
+    text = "abcdefghij" * 2 + "  "   # 22 characters
+    ch = FixedSizeChunker(max_chars=10, char_overlap=3)
+    assert ch.spans(text) == [(0, 10), (7, 17), (14, 22)]  # step 7; stop after the window reaching the end
+    chunks = ch.chunk(Document("d", text))
+    assert [c.text for c in chunks] == ["abcdefghij", "hijabcdefg", "efghij  "]  # untrimmed, exact offsets
+    assert [(c.start, c.end) for c in chunks] == [(0, 10), (7, 17), (14, 22)]
+    assert FixedSizeChunker(5, 0).spans("abcde") == [(0, 5)] and FixedSizeChunker(5, 0).spans("") == []
+    blank_tail = FixedSizeChunker(4, 2).chunk(Document("w", "ab      "))
+    assert [c.text for c in blank_tail] == ["ab  "]  # blank windows skipped
+    assert isinstance(make_chunker(ChunkingConfig(strategy="chars", max_chars=10, char_overlap=3)), FixedSizeChunker)
+    with pytest.raises(ConfigError, match="char_overlap"):
+        make_chunker(ChunkingConfig(strategy="chars", max_chars=10, char_overlap=10))

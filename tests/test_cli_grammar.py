@@ -17,7 +17,7 @@ from ragbench.commands._common import Output, json_line, load_cfg, parse_sets
 from ragbench.errors import ConfigError
 
 #: Commands that evaluate something and log it: each must take --config, --set, --json, --quiet and --no-mlflow.
-EVALUATING = {"eval beir", "eval golden", "eerag bench", "eerag tokens", "eerag converse",
+EVALUATING = {"eval beir", "eval golden", "eval qa", "eerag bench", "eerag tokens", "eerag converse",
               "eerag digest", "dcs threads", "dcs locomo",
               "research", "ask", "tune"}
 #: Evaluating commands whose input is not a config (a batch file of notebooks × parameters).

@@ -72,18 +72,21 @@ def run_locomo(args: argparse.Namespace) -> int:
 
 
 def run_threads(args: argparse.Namespace) -> int:
-    from ..eval.threads import default_settings, load_messages, thread_recovery
+    from ..eval.threads import configured_classifier, default_settings, load_messages, thread_recovery
 
     out = Output(args)
     cfg = _cfg(args)
     df = load_messages(args.file)
     embedder = None
-    if args.clusters:
+    if args.clusters or cfg.dcs.classifier == "clusters":
         from ..retrieval.embedding import make_embedder
 
         embedder = make_embedder(cfg.embedding)
-    table = thread_recovery(df, default_settings(embedder, n_clusters=args.clusters or 8,
-                                                 texts=list(df["content"]), config=cfg.dcs))
+    texts = list(df["content"])
+    settings = default_settings(embedder if args.clusters else None, n_clusters=args.clusters or 8, texts=texts,
+                                config=cfg.dcs)
+    settings["configured"] = (configured_classifier(cfg.dcs, texts, embedder, cfg.seed), cfg.dcs)
+    table = thread_recovery(df, settings)
     out.text(_table(table))
     folder = Path(args.out) if args.out else None
     if folder is not None:
@@ -122,7 +125,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("file", metavar="FILE", help="dcs_test_messages.json")
     t.add_argument("--faithful", action="store_true",
                    help="score the configured setting as the source (dcs.faithful=true, dcs.profile=source)")
-    t.add_argument("--clusters", type=int, default=8, help="k of the embedding-cluster setting (0: leave it out)")
+    t.add_argument("--clusters", type=int, default=8,
+                   help="k of the embedding-cluster comparison setting (0: leave it out); the 'configured' row "
+                        "uses dcs.classifier / dcs.clusters")
     t.add_argument("--out", default=None, metavar="DIR", help="folder for thread_recovery.csv")
     add_common_options(t)
     t.set_defaults(func=run_threads)

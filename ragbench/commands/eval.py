@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from . import eval_beir, eval_golden
+from . import eval_beir, eval_golden, eval_qa
 
-SUBCOMMANDS = (eval_beir, eval_golden)
+SUBCOMMANDS = (eval_beir, eval_golden, eval_qa)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -115,6 +115,22 @@ def evaluate_threads(messages: pd.DataFrame, classifier: Classifier, config: Dcs
                         float(np.mean(sizes)) if sizes else 0.0)
 
 
+def configured_classifier(dcs: DcsConfig, texts: Sequence[str] = (), embedder=None, seed: int = 42) -> Classifier:
+    """The classifier ``dcs.classifier`` names: ``patterns`` (of ``dcs.profile``) or ``clusters`` (KMeans over the
+    embeddings of ``texts``, ``dcs.clusters`` topics; needs ``embedder``)."""
+    from ..errors import ConfigError
+
+    if dcs.classifier == "patterns":
+        return PatternClassifier(dcs.profile)
+    if dcs.classifier == "clusters":
+        if embedder is None or not len(texts):
+            raise ConfigError("dcs.classifier=clusters needs an embedder and the texts to fit on.")
+        from ..dcs.classifier import EmbeddingClusterClassifier
+
+        return EmbeddingClusterClassifier(embedder, dcs.clusters, seed, "domain").fit(list(texts))
+    raise ConfigError(f"dcs.classifier must be patterns or clusters, found {dcs.classifier!r}.")
+
+
 def default_settings(embedder=None, n_clusters: int = 8, seed: int = 42,
                      texts: Sequence[str] | None = None,
                      config: DcsConfig | None = None) -> dict[str, tuple[Classifier, DcsConfig]]:

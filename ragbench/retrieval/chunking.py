@@ -142,6 +142,42 @@ class SentenceChunker(Chunker):
         return chunks
 
 
+class FixedSizeChunker(Chunker):
+    """The Enterprise source's fixed-size character windows: ``[s, min(len, s + max_chars))`` for
+    ``s = 0, step, 2·step, …`` with ``step = max(1, max_chars − char_overlap)``, stopping after the window that
+    reaches the end of the text. Windows are not trimmed (offsets are exact); blank windows are skipped."""
+
+    def __init__(self, max_chars: int = 600, char_overlap: int = 100) -> None:
+        self.max_chars = max_chars
+        self.char_overlap = char_overlap
+
+    def validate(self) -> None:
+        SentenceChunker(self.max_chars, self.char_overlap).validate()  # the same two knobs, the same rules
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The windows ``[(start, end), …]`` (empty list for empty text)."""
+        self.validate()
+        step = max(1, self.max_chars - self.char_overlap)
+        out: list[tuple[int, int]] = []
+        start = 0
+        while start < len(text):
+            end = min(len(text), start + self.max_chars)
+            out.append((start, end))
+            if end == len(text):
+                break
+            start += step
+        return out
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        self.validate()
+        _check_document(document)
+        chunks: list[Chunk] = []
+        for start, end in self.spans(document.text):
+            if document.text[start:end].strip():
+                chunks.append(_make(document, len(chunks), start, end))
+        return chunks
+
+
 class WholeDocumentChunker(Chunker):
     """The whole document text as one chunk (BEIR passages are already short)."""
 

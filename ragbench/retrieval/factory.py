@@ -21,7 +21,7 @@ from ..errors import ConfigError
 from ..schema import Acl, Chunk, Document
 from ..stages import Chunker, Embedder, Retriever
 from .bm25 import BM25Retriever
-from .chunking import SentenceChunker, WholeDocumentChunker, WordWindowChunker
+from .chunking import FixedSizeChunker, SentenceChunker, WholeDocumentChunker, WordWindowChunker
 from .dense import DenseRetriever
 from .embedding_cache import CachedEmbedder
 from .fusion import HybridRetriever
@@ -49,16 +49,19 @@ def needs_embedder(mode: str) -> bool:
 
 
 def make_chunker(cfg: ChunkingConfig) -> Chunker:
-    """The chunker named by ``cfg.strategy`` (``words`` | ``sentences`` | ``none``), parameters validated."""
+    """The chunker named by ``cfg.strategy`` (``words`` | ``sentences`` | ``chars`` | ``none``), parameters
+    validated."""
     chunker: Chunker
     if cfg.strategy == "words":
         chunker = WordWindowChunker(words=cfg.words, overlap=cfg.overlap)
     elif cfg.strategy == "sentences":
         chunker = SentenceChunker(max_chars=cfg.max_chars, char_overlap=cfg.char_overlap)
+    elif cfg.strategy == "chars":
+        chunker = FixedSizeChunker(max_chars=cfg.max_chars, char_overlap=cfg.char_overlap)
     elif cfg.strategy in ("none", "document"):
         chunker = WholeDocumentChunker()
     else:
-        raise ConfigError(f"chunking.strategy must be one of words, sentences, none; found {cfg.strategy!r}.")
+        raise ConfigError(f"chunking.strategy must be one of words, sentences, chars, none; found {cfg.strategy!r}.")
     chunker.validate()
     return chunker
 

@@ -70,6 +70,9 @@ def plot_history(study: Any, spec: TuneSpec, metrics: Sequence[str], path: Path)
     ax.scatter(xs, ys, s=16, label="trial")
     ax.step(xs, best, where="post", color="tab:red", label="best so far")
     ax.set_xlabel("trial")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # trial numbers are whole
     ax.set_ylabel(metrics[0])
     ax.set_title(f"{spec.name}: optimisation history")
     ax.legend(loc="best")

@@ -165,12 +165,14 @@ class TuneSpec:
         for p in self.space:
             if p.kind == "choice":
                 out[p.name] = list(p.choices)
-            elif p.step is not None and not p.log:
-                n = int(round((float(p.high) - float(p.low)) / float(p.step)))
-                vals = [p.low + i * p.step for i in range(n + 1)]
-                out[p.name] = [int(v) for v in vals] if p.kind == "int" else [round(float(v), 12) for v in vals]
+                continue
+            low, high = float(p.low or 0), float(p.high or 0)  # numeric params always have both bounds
+            if p.step is not None and not p.log:
+                n = int(round((high - low) / float(p.step)))
+                vals = [low + i * float(p.step) for i in range(n + 1)]
+                out[p.name] = [int(round(v)) for v in vals] if p.kind == "int" else [round(v, 12) for v in vals]
             elif p.kind == "int" and not p.log:
-                out[p.name] = list(range(int(p.low), int(p.high) + 1))
+                out[p.name] = list(range(int(low), int(high) + 1))
             else:
                 raise ConfigError(f"experiment {self.name}: the grid sampler needs a finite grid, but {p.name} is "
                                   f"{p.kind}[{p.low}, {p.high}]. Fix: give it a step (float[0, 1, step=0.25]) or "

@@ -100,7 +100,8 @@ def test_cli_threads_json(shared_data, capsys):
     assert main(["dcs", "threads", str(shared_data / "dcs_ee_rag" / "dcs_test_messages.json"), "--json",
                  "--clusters", "0"]) == 0
     table = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["settings"]
-    assert set(table) == {"faithful", "improved"} and table["improved"]["ari"] > table["faithful"]["ari"]
+    assert set(table) == {"faithful", "improved", "configured"} and table["improved"]["ari"] > table["faithful"]["ari"]
+    assert table["configured"] == table["improved"]  # the default config: patterns of the improved profile
 
 
 @pytest.mark.slow

@@ -102,3 +102,18 @@ def test_grid_sampler_visits_every_combination_once(tmp_path, tiny_beir):
     study = optimize(spec, prepare(spec), ":memory:", 4)
     seen = sorted((t.params["bm25.stopwords"], t.params["bm25.k1"]) for t in study.trials)
     assert seen == [(False, 1.0), (False, 1.5), (True, 1.0), (True, 1.5)]
+
+
+def test_qa_objective_grades_every_question_once():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "data" / "qa" / "sample.jsonl"
+    obj = make_objective(f"qa:{path}", options={"few_shot": 0})
+    assert obj.units()[:2] == ["qa-01", "qa-02"] and len(obj.units()) == 16
+    per = obj(RagbenchConfig(), ["qa-01", "qa-05"], list(obj.report_measures))
+    wide = per.pivot_table(index="qid", columns="measure", values="value")
+    assert list(wide.index) == ["qa-01", "qa-05"]
+    outcomes = ["Correct", "PossiblyCorrect", "DefinitelyWrong", "Indeterminate"]
+    assert (wide[outcomes].sum(axis=1) == 1.0).all()  # exactly one outcome per question
+    score = wide["Correct"] + 0.5 * wide["PossiblyCorrect"] - 2 * wide["DefinitelyWrong"]
+    assert (wide["QaScore"] == score).all()

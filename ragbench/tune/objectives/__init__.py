@@ -20,6 +20,8 @@ Built in:
   ``RefusalAccuracy``, ``FactInAnswer``, ``ContextTokens`` …) with the config's chat model and temperature.
 * ``dcs-locomo`` (``locomo:<FILE>``): DCS evidence recall per LoCoMo question (``DcsRecall@k``,
   ``DcsDenseRecall@k``, ``DcsTokens@k``).
+* ``qa`` (``qa:<FILE>``): the source's QA benchmark per question (``Correct``, ``PossiblyCorrect``,
+  ``DefinitelyWrong``, ``Indeterminate``, ``QaScore``) with the config's chat model and temperature.
 
 Every objective names ``report_measures``: all of them are logged for every trial, next to the optimised ones.
 
@@ -46,15 +48,15 @@ from .base import (
 from .dcs import DcsThreadsObjective
 from .eerag import EeragObjective
 from .locomo import LocomoDcsObjective
+from .qa import QaObjective
 from .retrieval import RetrievalObjective
 
 #: The objective of a dataset kind when the experiment names none (golden also has ``answers``).
 DEFAULTS = {"golden": "retrieval", "beir": "retrieval"}
 
-__all__ = ["AnswersObjective", "COLUMNS", "LocomoDcsObjective", "OBJECTIVES", "DatasetRef", "DcsThreadsObjective",
-           "EeragObjective", "Objective",
-           "RetrievalObjective", "embedder_for", "make_objective", "parse_dataset", "register_objective",
-           "split_units"]
+__all__ = ["AnswersObjective", "COLUMNS", "LocomoDcsObjective", "OBJECTIVES", "DatasetRef", "QaObjective",
+           "DcsThreadsObjective", "EeragObjective", "Objective", "RetrievalObjective", "embedder_for",
+           "make_objective", "parse_dataset", "register_objective", "split_units"]
 
 
 def make_objective(dataset: str, name: str | None = None, options: Mapping[str, Any] | None = None) -> Objective:

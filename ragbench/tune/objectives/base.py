@@ -41,12 +41,12 @@ def parse_dataset(text: str) -> DatasetRef:
         if not sep or not folder or not split:
             raise ConfigError(f"dataset {text!r}: expected beir:<DIR>:<split>, e.g. beir:data/scifact:train.")
         return DatasetRef("beir", Path(folder).expanduser(), split)
-    if kind in ("eerag", "dcs-threads", "locomo"):
+    if kind in ("eerag", "dcs-threads", "locomo", "qa"):
         if not rest:
             raise ConfigError(f"dataset {text!r}: expected {kind}:<FILE>.")
         return DatasetRef(kind, Path(rest).expanduser())
     raise ConfigError(f"unknown dataset {text!r}; expected golden[:DIR], beir:<DIR>:<split>, eerag:<FILE>, "
-                      "dcs-threads:<FILE> or locomo:<FILE>.")
+                      "dcs-threads:<FILE>, locomo:<FILE> or qa:<FILE>.")
 
 
 def split_units(units: Sequence[str], heldout: float, seed: int,

@@ -7,9 +7,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...config import RagbenchConfig
+from ...config import RagbenchConfig, config_hash
+from ...retrieval.factory import Memo
 from ...errors import ConfigError, DataError
-from .base import COLUMNS, DatasetRef, Objective, _require, register_objective
+from .base import COLUMNS, DatasetRef, Objective, _require, embedder_for, register_objective
 
 
 class DcsThreadsObjective(Objective):
@@ -30,6 +31,18 @@ class DcsThreadsObjective(Objective):
         if len(self.threads) < 2:
             raise DataError(f"{path}: fewer than two real threads; nothing to split.")
         self.data_hash = data_hash(path)
+        self._classifiers = Memo(2)
+
+    def classifier(self, cfg: RagbenchConfig) -> Any:
+        """``dcs.classifier`` of the config; a clusters classifier is fitted once per embedding/k/seed on all
+        messages (unsupervised: no labels are used)."""
+        from ...eval.threads import configured_classifier
+
+        if cfg.dcs.classifier != "clusters":
+            return configured_classifier(cfg.dcs)
+        key = (config_hash(cfg.embedding), cfg.dcs.clusters, cfg.seed)
+        return self._classifiers.get(key, lambda: configured_classifier(
+            cfg.dcs, list(self.messages["content"]), embedder_for(cfg), cfg.seed))
 
     def units(self) -> list[str]:
         return list(self.threads)
@@ -41,13 +54,12 @@ class DcsThreadsObjective(Objective):
         return measure
 
     def __call__(self, cfg: RagbenchConfig, units: Sequence[str], measures: Sequence[str]) -> pd.DataFrame:
-        from ...dcs.classifier import make_classifier
         from ...eval.threads import replay
 
         chosen = set(units)
         # Messages outside every real thread (noise, cross references) stay in as distractors.
         keep = self.messages["thread"].astype(str).map(lambda t: t in chosen or not self.real(t))
-        routed, _, _ = replay(self.messages[keep].reset_index(drop=True), make_classifier(cfg.dcs.profile), cfg.dcs)
+        routed, _, _ = replay(self.messages[keep].reset_index(drop=True), self.classifier(cfg), cfg.dcs)
         thread_of = dict(zip(routed["id"], routed["thread"]))
         scored = routed[routed["thread"].isin(chosen)]
         majority = scored.groupby("dcn")["thread"].agg(lambda s: s.value_counts().sort_index().idxmax())
