@@ -267,6 +267,8 @@ def record_run(experiment: str, run_name: str, cfg: Any = None, metrics: Mapping
         if logging.getLogger(name).level == logging.NOTSET:
             logging.getLogger(name).setLevel(logging.WARNING)
     all_params = run_params(cfg, params, data_hash, model_sha256)
+    # A notebook executed by `ragbench batch` logs its runs nested under the batch's notebook run.
+    parent_run_id = parent_run_id or os.environ.get("RAGBENCH_PARENT_RUN_ID") or None
     numeric = {}
     for k, v in (metrics or {}).items():
         try:

@@ -13,11 +13,15 @@ A batch file (YAML; relative paths are relative to the current directory)::
         parameters: [{trials: 4}, {trials: 8, seed: 1}]     # one execution per parameter set
 
 Each execution writes ``<output_dir>/<stem>[-<i>].ipynb`` (with its outputs, or up to the failing cell) and is
-logged as one MLflow run (params = the notebook's parameters, the executed notebook as an artifact). A failing
-notebook is reported and the batch goes on; the caller exits non-zero when any failed.
+logged as one MLflow run (params = the notebook's parameters, the executed notebook as an artifact). The run is
+opened before the notebook executes and its id passed to the kernel as ``RAGBENCH_PARENT_RUN_ID``, so every
+evaluation the notebook logs (:func:`ragbench.tracking.record_run`) becomes a nested run of it; afterwards the
+notebook run also gets those runs' metrics as ``<nested run name>.<metric>``. A failing notebook is reported and
+the batch goes on; the caller exits non-zero when any failed.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +30,8 @@ from typing import Any, Mapping
 from ..config import read_yaml_mapping
 from ..errors import ConfigError, TrackingError
 
+#: Environment variable carrying the batch's notebook run id into the kernel (read by ragbench.tracking).
+PARENT_ENV = "RAGBENCH_PARENT_RUN_ID"
 BATCH_KEYS = ("output_dir", "cwd", "kernel", "mlflow_experiment", "jobs", "timeout")
 
 
@@ -122,8 +128,17 @@ def run_batch(batch: Batch, track: bool = True, show_progress: bool = False) -> 
     report = BatchReport()
     for job in tqdm(batch.jobs, desc="notebooks", disable=not show_progress):
         job.output.parent.mkdir(parents=True, exist_ok=True)
+        run, tracking_error = None, None
+        if track:
+            try:
+                run = _open(batch, job)
+            except TrackingError as exc:
+                tracking_error = f"{exc} The executed notebook is kept at {job.output}."
         t0 = time.perf_counter()
         error = ""
+        saved = os.environ.get(PARENT_ENV)
+        if run is not None:
+            os.environ[PARENT_ENV] = run.run_id  # the kernel inherits it: the notebook's runs nest under this one
         try:
             pm.execute_notebook(str(job.notebook), str(job.output), parameters=dict(job.parameters),
                                 kernel_name=batch.kernel, progress_bar=False,
@@ -131,29 +146,55 @@ def run_batch(batch: Batch, track: bool = True, show_progress: bool = False) -> 
                                 **({"execution_timeout": batch.timeout} if batch.timeout else {}))
         except Exception as exc:  # noqa: BLE001 - a failing notebook must not stop the batch
             error = _first_line(exc)
+        finally:
+            if saved is None:
+                os.environ.pop(PARENT_ENV, None)
+            else:
+                os.environ[PARENT_ENV] = saved
         res = JobResult(str(job.notebook), dict(job.parameters), str(job.output), not error,
-                        time.perf_counter() - t0, error)
-        if track:
+                        time.perf_counter() - t0, error, tracking_error=tracking_error)
+        if run is not None:
             try:
-                res.mlflow_run_id = _log(batch, job, res)
+                _finish(run, job, res)
+                res.mlflow_run_id = run.run_id
             except TrackingError as exc:
                 res.tracking_error = f"{exc} The executed notebook is kept at {job.output}."
         report.results.append(res)
     return report
 
 
-def _log(batch: Batch, job: Job, res: JobResult) -> str:
+def _open(batch: Batch, job: Job) -> Any:
+    """Start the notebook's MLflow run (before execution, so the notebook's own runs can nest under it)."""
     from ..provenance import git_commit, package_version
     from ..tracking import Tracker, is_remote, tracking_uri
 
     uri = tracking_uri()
     tracker = Tracker(batch.mlflow_experiment, uri, timeout=30 if is_remote(uri) else None)
     tags = {"ragbench.kind": "notebook", "notebook": str(job.notebook), "git_commit": git_commit(),
-            "package_version": package_version(), "error": res.error or None}
+            "package_version": package_version()}
     run = tracker.start_run(job.output.stem, tags)
     run.log_params({"notebook": str(job.notebook), **{f"param.{k}": v for k, v in job.parameters.items()}})
-    run.log_metrics({"seconds": res.seconds})
+    return run
+
+
+def _finish(run: Any, job: Job, res: JobResult) -> None:
+    """Seconds, the nested runs' metrics (``<run name>.<metric>``), the executed notebook; then close the run."""
+    metrics: dict[str, float] = {"seconds": res.seconds}
+    for child in _nested(run):
+        name = child.info.run_name or child.info.run_id[:8]
+        metrics.update({f"{name}.{k}": v for k, v in child.data.metrics.items()})
+    run.log_metrics(metrics)
+    if res.error:
+        run.set_tags({"error": res.error})
     if job.output.exists():
         run.log_artifact(job.output)
     run.end("FINISHED" if res.ok else "FAILED")
-    return run.run_id
+
+
+def _nested(run: Any) -> list[Any]:
+    """Runs (in any experiment) whose parent is ``run``."""
+    client = run.tracker.client
+    experiments = run._call("list experiments", client.search_experiments)
+    ids = [e.experiment_id for e in experiments]
+    return list(run._call("find the nested runs", client.search_runs, ids,
+                          filter_string=f"tags.mlflow.parentRunId = '{run.run_id}'")) if ids else []

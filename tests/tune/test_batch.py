@@ -37,9 +37,10 @@ def test_batch_continues_past_a_failing_notebook(tmp_path, monkeypatch, capsys):
     ]})
     assert main(["batch", str(path), "--json"]) == 1
     captured = capsys.readouterr()
-    last = json.loads(captured.out.strip().splitlines()[-1])
+    assert len(captured.out.splitlines()) == 1  # --json: one line on stdout, the report on stderr
+    last = json.loads(captured.out)
     assert last["ok"] == 2 and last["failed"] == [str(out / "bad.ipynb")]
-    assert "ValueError: broken 5" in captured.out and "1 notebook(s) failed" in captured.err
+    assert "ValueError: broken 5" in captured.err and "1 notebook(s) failed" in captured.err
     for name, expected in (("good-0.ipynb", "twice 4"), ("good-1.ipynb", "twice 42")):
         nb = nbformat.read(out / name, as_version=4)
         assert expected in nb.cells[-1].outputs[0]["text"]
@@ -66,3 +67,21 @@ def test_bad_batch_files(tmp_path, jobs, fragment):
         load_batch(write_yaml(tmp_path / "b.yaml", {"jobs": jobs, "output_dir": str(tmp_path / "o")}))
     assert fragment in str(e.value)
     assert not (tmp_path / "o").exists()
+
+
+def test_a_notebooks_own_runs_nest_under_its_batch_run(tmp_path, monkeypatch, capsys):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    nb = _notebook(tmp_path / "evaluate.ipynb", "from ragbench.tracking import record_run\n"
+                   "rec = record_run('nb-evals', 'inner', None, {'score': x * 0.5, 'n': 4})\n"
+                   "assert rec.run_id, rec")
+    path = write_yaml(tmp_path / "batch.yaml", {"output_dir": str(tmp_path / "runs"), "jobs": [
+        {"notebook": str(nb), "parameters": {"x": 3}}]})
+    assert main(["batch", str(path), "--json", "--quiet"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["runs"][0]["mlflow_run_id"]
+    client = MlflowClient(uri)
+    outer = client.get_run(run_id)
+    assert outer.data.metrics["inner.score"] == 1.5 and outer.data.metrics["inner.n"] == 4
+    inner = client.search_runs([client.get_experiment_by_name("nb-evals").experiment_id])
+    assert [r.data.tags["mlflow.parentRunId"] for r in inner] == [run_id]
+    assert "RAGBENCH_PARENT_RUN_ID" not in __import__("os").environ
