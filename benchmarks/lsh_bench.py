@@ -66,35 +66,60 @@ def timed(fn, queries: np.ndarray) -> tuple[float, list]:
     return len(queries) / (time.perf_counter() - t), out
 
 
-def bench(name: str, x: np.ndarray, q: np.ndarray, configs: list[tuple[int, int, int]], hnsw_ef: list[int]) -> None:
+def interleaved(systems: dict, q: np.ndarray, block: int = 25) -> tuple[dict[str, float], dict[str, list]]:
+    """Queries/s and results of each ``name → fn(vector)``, timed in alternating blocks of ``block`` queries
+    (rotating the order), so every system sees the same background load on a shared CPU."""
+    spent = {name: 0.0 for name in systems}
+    out: dict[str, list] = {name: [] for name in systems}
+    names = list(systems)
+    for i, start in enumerate(range(0, len(q), block)):
+        rot = i % len(names)
+        for name in names[rot:] + names[:rot]:
+            t = time.perf_counter()
+            out[name].extend(systems[name](v) for v in q[start:start + block])
+            spent[name] += time.perf_counter() - t
+    return {name: len(q) / spent[name] for name in names}, out
+
+
+def bench(name: str, x: np.ndarray, q: np.ndarray, configs: list[tuple[int, int, int, int]],
+          hnsw_ef: list[int]) -> None:
     n = len(x)
     chunks = [Chunk(str(i), str(i), 0, 0, 0, "") for i in range(n)]
     rows: list[tuple[str, float, str, float, float]] = []
     t = time.perf_counter()
     exact = DenseRetriever(NoEmbedder()).index(chunks, vectors=x)
-    build = time.perf_counter() - t
-    qps, hits = timed(lambda v: exact.search_vector(v, 10), q)
-    truth = [{h.chunk_id for h in hs} for hs in hits]
-    rows.append(("exact cosine (DenseRetriever)", 1.0, "100 %", qps, build))
+    builds = {"exact": time.perf_counter() - t}
+    systems = {"exact": lambda v: exact.search_vector(v, 10)}
+    labels = {"exact": "exact cosine (DenseRetriever)"}
+    shares: dict[str, list[float]] = {}
+    for tables, bits, probe, rerank in configs:
+        key = f"{tables},{bits},{probe},{rerank}"
+        t = time.perf_counter()
+        lsh = LshRetriever(NoEmbedder(), tables=tables, bits=bits, multiprobe=probe, rerank=rerank).index(
+            chunks, vectors=x)
+        lsh.search_vector(q[0], 10)  # bucket arrays are built on first search: count them as build time
+        builds[key] = time.perf_counter() - t
+        shares[key] = []
+
+        def one(v, lsh=lsh, key=key):
+            hs = lsh.search_vector(v, 10)
+            shares[key].append(lsh.last_candidates_scored)
+            return hs
+
+        systems[key] = one
+        labels[key] = (f"LSH {tables} tables × {bits} bits, multiprobe {probe}"
+                       + (f", Hamming pre-rank → {rerank}" if rerank else ""))
+    qps, hits = interleaved(systems, q)
+    truth = [{h.chunk_id for h in hs} for hs in hits["exact"]]
 
     def recall(found: list[set[str]]) -> float:
         return float(np.mean([len(f & t) / 10 for f, t in zip(found, truth)]))
 
-    for tables, bits, probe in configs:
-        t = time.perf_counter()
-        lsh = LshRetriever(NoEmbedder(), tables=tables, bits=bits, multiprobe=probe).index(chunks, vectors=x)
-        lsh.search_vector(q[0], 10)  # bucket arrays are built on first search: count them as build time
-        build = time.perf_counter() - t
-        shares: list[float] = []
-
-        def one(v):  # called within this iteration only
-            hs = lsh.search_vector(v, 10)  # noqa: B023
-            shares.append(lsh.last_candidates_scored)  # noqa: B023
-            return hs
-
-        qps, hits = timed(one, q)
-        rows.append((f"LSH {tables} tables × {bits} bits, multiprobe {probe}",
-                     recall([{h.chunk_id for h in hs} for hs in hits]), f"{100 * np.mean(shares):.1f} %", qps, build))
+    for key in systems:
+        share = "100 %" if key == "exact" else f"{100 * np.mean(shares[key]):.1f} %"
+        rows.append((labels[key], recall([{h.chunk_id for h in hs} for hs in hits[key]]), share, qps[key],
+                     builds[key]))
+    exact_qps = qps["exact"]
 
     import faiss
 
@@ -105,19 +130,24 @@ def bench(name: str, x: np.ndarray, q: np.ndarray, configs: list[tuple[int, int,
     build = time.perf_counter() - t
     for ef in hnsw_ef:
         index.hnsw.efSearch = ef
-        qps, hits = timed(lambda v: index.search(v[None, :], 10)[1][0], q)
-        rows.append((f"faiss IndexHNSWFlat M=32, efSearch {ef}", recall([{str(i) for i in h} for h in hits]), "n/a",
-                     qps, build))
+        speed, found = timed(lambda v: index.search(v[None, :], 10)[1][0], q)
+        rows.append((f"faiss IndexHNSWFlat M=32, efSearch {ef} (timed alone)",
+                     recall([{str(i) for i in h} for h in found]), "n/a", speed, build))
 
     print(f"\n{name}: {n} vectors × {x.shape[1]} dims, {len(q)} queries (single thread)")
-    print("| system | recall@10 vs exact | vectors scored | queries/s | build s |")
-    print("|---|---:|---:|---:|---:|")
-    for label, rec, share, qps, build in rows:
-        print(f"| {label} | {rec:.3f} | {share} | {qps:.0f} | {build:.1f} |")
+    print("| system | recall@10 vs exact | vectors scored | queries/s | × exact | build s |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, rec, share, speed, build in rows:
+        print(f"| {label} | {rec:.3f} | {share} | {speed:.0f} | {speed / exact_qps:.1f} | {build:.1f} |")
 
 
-def parse_configs(text: str) -> list[tuple[int, int, int]]:
-    return [tuple(int(v) for v in c.split(",")) for c in text.split(";") if c.strip()]  # type: ignore[misc]
+def parse_configs(text: str) -> list[tuple[int, int, int, int]]:
+    """``"tables,bits,multiprobe[,rerank]"`` items separated by ``;`` (rerank 0 = score every candidate)."""
+    out = []
+    for c in filter(str.strip, text.split(";")):
+        v = [int(x) for x in c.split(",")]
+        out.append((v[0], v[1], v[2], v[3] if len(v) > 3 else 0))
+    return out
 
 
 def main() -> None:
@@ -128,8 +158,8 @@ def main() -> None:
     ap.add_argument("--noise", type=float, default=1.0)
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--configs", default="10,8,0;32,12,4;30,14,6",
-                    help="LSH 'tables,bits,multiprobe' separated by ';'")
+    ap.add_argument("--configs", default="10,8,0;32,12,4;32,12,4,250",
+                    help="LSH 'tables,bits,multiprobe[,rerank]' separated by ';'")
     ap.add_argument("--scifact-configs", default="10,8,0;10,8,2;16,10,3")
     ap.add_argument("--ef", default="32,64", help="HNSW efSearch values")
     ap.add_argument("--store", default=None, help="BEIR store with MiniLM vectors (adds the SciFact rows)")

@@ -60,11 +60,22 @@ class EmbeddingConfig:
 
 @dataclass(frozen=True)
 class Bm25Config:
-    """Okapi BM25; k1 = 1.5 is the Enterprise code's default (its README said 1.2)."""
+    """Okapi BM25; k1 = 1.5 is the Enterprise code's default (its README said 1.2). ``method``: lucene |
+    robertson | atire | bm25l | bm25+ (bm25s's names; ``delta`` is bm25l's and bm25+'s shift); ``stemmer``: none or
+    a Snowball algorithm (``english``); ``rm3``: RM3 pseudo-relevance feedback (``rm3_docs`` feedback chunks,
+    ``rm3_terms`` expansion terms, ``rm3_weight`` = weight of the original query)."""
 
     k1: float = 1.5
     b: float = 0.75
     stopwords: bool = False
+    stopword_list: str = "source"  # source | lucene | sklearn
+    stemmer: str = "none"
+    method: str = "lucene"
+    delta: float = 0.5
+    rm3: bool = False
+    rm3_docs: int = 10
+    rm3_terms: int = 10
+    rm3_weight: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,25 @@ class LshConfig:
     bits: int = 8
     multiprobe: int = 0
     seed: int | None = None  # hyperplane seed; None: the config's top-level ``seed``
+    #: > 0: rank the candidates by Hamming distance of their codes, re-score only this many by cosine
+    rerank: int = 0
+
+
+@dataclass(frozen=True)
+class AnnConfig:
+    """faiss approximate search (``--retriever ann``, ``fusion.dense_part: ann``): ``kind`` hnsw | ivf; HNSW
+    ``m`` / ``ef_construction`` / ``ef_search``; IVF ``nlist`` (0 = √n) / ``nprobe``; a principal who can read
+    less than ``exact_below`` of the vectors is served by exact cosine over those rows."""
+
+    kind: str = "hnsw"
+    m: int = 32
+    ef_construction: int = 40
+    ef_search: int = 64
+    nlist: int = 0
+    nprobe: int = 16
+    exact_below: float = 0.05
+    threads: int = 1
+    seed: int = 42
 
 
 @dataclass(frozen=True)
@@ -87,10 +117,12 @@ class FusionConfig:
     dense_weight: float = 1.0
     rerank: bool = False
     rerank_weight: float = 0.1
-    dense_part: str = "dense"  # the hybrid's vector half: dense (exact) or lsh
+    dense_part: str = "dense"  # the hybrid's vector half: dense (exact), lsh or ann
     #: Query-adaptive fusion: the keyword weight is scaled by (coverage of the query's content words by the best
     #: keyword hit) ** adaptive; 0 = plain RRF (the source's behaviour).
     adaptive: float = 0.0
+    #: rrf (reciprocal ranks, rrf_k) | convex (weights × min-max-normalised scores of each list's candidates)
+    method: str = "rrf"
 
 
 @dataclass(frozen=True)
@@ -253,6 +285,7 @@ class RagbenchConfig:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     bm25: Bm25Config = field(default_factory=Bm25Config)
     lsh: LshConfig = field(default_factory=LshConfig)
+    ann: AnnConfig = field(default_factory=AnnConfig)
     fusion: FusionConfig = field(default_factory=FusionConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     answer: AnswerConfig = field(default_factory=AnswerConfig)

@@ -1,7 +1,8 @@
 """Text utilities: whitespace normalisation, tokenisation, sentence splitting, token counting.
 
 Tokenisation follows the Enterprise source: maximal runs of Unicode letters and digits, lower-cased
-(``[^\\W_]+``), with an optional English stop-word list. Sentences end right after ``.``, ``!``, ``?`` or a
+(``[^\\W_]+``), with an optional English stop-word list. :class:`Tokenizer` adds the keyword-index options: a
+choice of stop-word list and Snowball stemming (PyStemmer, as bm25s does). Sentences end right after ``.``, ``!``, ``?`` or a
 newline. Token counts come from the all-MiniLM-L6-v2 WordPiece tokenizer when its file is installed, else
 from the source's heuristic ``max(1, ceil(chars / 4 + words * 0.1))`` (0 for empty text).
 """
@@ -14,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
 
-from .errors import DataError
+from .errors import ConfigError, DataError
 
 _WS = re.compile(r"\s+")
 _TOKEN = re.compile(r"[^\W_]+")
@@ -25,6 +26,71 @@ STOP_WORDS: frozenset[str] = frozenset(
     """a an and are as at be but by for from has have how i in is it its of on or our so than that the
     their them then there these they this to was we were what when where which who why will with you your""".split()
 )
+
+
+#: Lucene's EnglishAnalyzer stop set (also bm25s's "english" list): 33 function words, no question words.
+LUCENE_STOP_WORDS: frozenset[str] = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such that the their then there these
+    they this to was will with""".split()
+)
+
+#: Named stop-word lists for :class:`Tokenizer` (``sklearn`` = scikit-learn's 318-word English list).
+STOP_LISTS = ("source", "lucene", "sklearn")
+
+
+def stop_words(name: str) -> frozenset[str]:
+    """The stop-word list called ``name`` (one of :data:`STOP_LISTS`)."""
+    if name == "source":
+        return STOP_WORDS
+    if name == "lucene":
+        return LUCENE_STOP_WORDS
+    if name == "sklearn":
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        return frozenset(ENGLISH_STOP_WORDS)
+    raise ConfigError(f"unknown stop-word list {name!r}; expected one of {', '.join(STOP_LISTS)}. "
+                      "Fix: set bm25.stopword_list to one of those.")
+
+
+class Tokenizer:
+    """Keyword-index tokens: :func:`tokenize`, then optional stop-word removal, then optional Snowball stemming.
+
+    ``stemmer`` is ``"none"`` or a PyStemmer algorithm (``"english"`` = Porter2, ``"porter"``, …). Stop words are
+    removed before stemming (the list holds surface forms). Each distinct token is stemmed once and remembered:
+    corpora repeat words, and the Snowball call is the expensive part."""
+
+    def __init__(self, stopwords: bool = False, stopword_list: str = "source", stemmer: str = "none") -> None:
+        self.stopwords = stopwords
+        self.stopword_list = stopword_list
+        self.stemmer = stemmer
+        self._stop = stop_words(stopword_list) if stopwords else frozenset()
+        self._stem_word: Callable[[str], str] | None = None
+        self._stems: dict[str, str] = {}
+        if stemmer and stemmer != "none":
+            try:
+                import Stemmer
+            except ImportError:  # pragma: no cover - PyStemmer is a core dependency
+                raise ConfigError("bm25.stemmer needs PyStemmer. Fix: pip install PyStemmer, or set "
+                                  "bm25.stemmer: none.") from None
+            if stemmer not in Stemmer.algorithms():
+                raise ConfigError(f"unknown stemmer {stemmer!r}; expected none or one of "
+                                  f"{', '.join(Stemmer.algorithms())}. Fix: e.g. bm25.stemmer: english.")
+            self._stem_word = Stemmer.Stemmer(stemmer).stemWord
+
+    def __call__(self, text: str) -> list[str]:
+        tokens = [t.lower() for t in _TOKEN.findall(text)]
+        if self._stop:
+            tokens = [t for t in tokens if t not in self._stop]
+        if self._stem_word is None:
+            return tokens
+        stems, stem = self._stems, self._stem_word
+        out = []
+        for t in tokens:
+            s = stems.get(t)
+            if s is None:
+                s = stems[t] = stem(t)
+            out.append(s)
+        return out
 
 
 def normalize_whitespace(text: str) -> str:

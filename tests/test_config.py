@@ -19,7 +19,7 @@ def test_unknown_field_is_rejected_listing_the_valid_ones() -> None:
         from_dict(RagbenchConfig, {"lsh": {"tabels": 3}})
     msg = str(err.value)
     assert "lsh.tabels" in msg
-    assert "Valid fields: lsh.tables, lsh.bits, lsh.multiprobe, lsh.seed." in msg
+    assert "Valid fields: lsh.tables, lsh.bits, lsh.multiprobe, lsh.seed, lsh.rerank." in msg
     with pytest.raises(ConfigError, match="unknown config field"):
         from_dict(RagbenchConfig, {"nonsense": 1})
 

@@ -134,3 +134,42 @@ def test_keyword_coverage_and_adaptive_weight():
     # a = 0.5/1 + 1/2 = 1.0, b = 0.5/2 + 1/1 = 1.25 → the dense order wins.
     adapt = HybridRetriever(kw, dn, rrf_k=0, adaptive=1.0).search("annual leave", 2)
     assert [(h.chunk_id, h.score) for h in adapt] == [("b", 1.25), ("a", 1.0)]
+
+
+def test_convex_fusion_min_max_normalises_each_list():
+    from ragbench.retrieval.fusion import convex
+
+    kw = [("a", 10.0), ("b", 6.0), ("c", 2.0)]  # → 1, 0.5, 0
+    dn = [("c", 0.9), ("d", 0.5), ("a", 0.4)]  # → 1, 0.2, 0
+    fused = convex([kw, dn], [1.0, 2.0])
+    assert list(fused) == ["c", "a", "b", "d"]
+    assert fused == pytest.approx({"c": 0 + 2.0, "a": 1.0 + 0.0, "b": 0.5, "d": 2 * 0.2})
+    assert convex([[("x", 3.0), ("y", 3.0)], []], [0.5, 1.0]) == {"x": 0.5, "y": 0.5}  # equal scores: full weight
+    with pytest.raises(ConfigError, match="one weight per list"):
+        convex([kw], [1.0, 1.0])
+
+
+def test_hybrid_convex_method_uses_scores_not_ranks():
+    from ragbench.retrieval.fusion import HybridRetriever
+
+    class Fixed(Retriever):
+        def __init__(self, hits):
+            self.hits = hits
+
+        def index(self, chunks, acls=None, titles=None, show_progress=False):
+            return self
+
+        def search(self, query, k=10, principal=None):
+            return [Hit(c, c, s, i) for i, (c, s) in enumerate(self.hits[:k])]
+
+    kw = Fixed([("a", 10.0), ("b", 9.9), ("x", 5.0), ("c", 1.0)])
+    dn = Fixed([("c", 0.9), ("b", 0.89), ("y", 0.5), ("a", 0.1)])
+    rrf_order = [h.chunk_id for h in HybridRetriever(kw, dn).search("q", 5)]
+    convex_hits = HybridRetriever(kw, dn, method="convex").search("q", 5)
+    # RRF k = 60: b 2/62; a and c 1/61 + 1/64 (a first: keyword list first on ties); x and y 1/63
+    assert rrf_order == ["b", "a", "c", "x", "y"]
+    # convex: b 0.98889 + 0.9875; a 1 + 0; c 0 + 1; y 0.5; x 4/9 — y's score is nearer its list's best
+    assert [h.chunk_id for h in convex_hits] == ["b", "a", "c", "y", "x"]
+    assert [h.score for h in convex_hits] == pytest.approx([8.9 / 9 + 0.79 / 0.8, 1.0, 1.0, 0.5, 4 / 9])
+    with pytest.raises(ConfigError, match="fusion method"):
+        HybridRetriever(kw, dn, method="max").search("q", 3)

@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,21 +33,17 @@ from tqdm.auto import tqdm
 
 from ..config import DcsConfig
 from ..errors import ConfigError
+from ..retrieval.turns import TurnMemory, TurnText, turn_documents
 from ..schema import Chunk
 from .datasets import LOCOMO_CATEGORIES, LocomoConversation, load_locomo
 from .metrics import evidence_recall_at_k
 
-STRATEGIES = ("recency", "bm25", "dense", "dcs", "dcs_dense")
+STRATEGIES = ("recency", "bm25", "dense", "dcs", "dcs_dense", "memory")
 
-
-@dataclass(frozen=True)
-class TurnText:
-    """How a turn is written for retrieval (BM25 and dense); DCS classifies the turn's own text."""
-
-    speaker: bool = True
-    captions: bool = True
-    date: bool = True
-    before: int = 1
+#: The ``memory`` strategy's TurnMemory settings (chosen by leave-one-conversation-out on the dev split:
+#: docs/dcs.md, "Conversation memory").
+MEMORY_DEFAULTS: dict[str, Any] = {"how": TurnText(before=1, after=0), "stemmer": "english", "dense_weight": 1.0,
+                                   "session_weight": 0.0, "rrf_k": 60}
 
 
 @dataclass
@@ -112,19 +108,11 @@ def load_captions(path: str | Path) -> dict[tuple[str, str], str]:
 
 
 def turn_texts(conv: LocomoConversation, how: TurnText, captions: dict[tuple[str, str], str]) -> list[str]:
-    """The retrieval text of every turn (see the module notes); ``how.before`` earlier turns of the same session
-    are prepended, so a short answer ("He is three.") carries the question it answers."""
-    core = []
-    for t in conv.turns:
-        text = f"{t.speaker}: {t.text}" if how.speaker else t.text
-        cap = captions.get((conv.sample_id, t.dia_id)) if how.captions else None
-        core.append(text + (f" [shares {cap}]" if cap else ""))
-    out = []
-    for i, t in enumerate(conv.turns):
-        parts = [core[j] for j in range(max(0, i - how.before), i + 1) if conv.turns[j].session == t.session]
-        text = " ".join(parts)
-        out.append(f"({t.date}) {text}" if how.date and t.date else text)
-    return out
+    """The retrieval text of every turn (:func:`ragbench.retrieval.turns.turn_documents`); ``how.before`` earlier
+    and ``how.after`` later turns of the same session are included, so a short answer ("He is three.") carries the
+    question it answers."""
+    mine = {d: c for (sid, d), c in captions.items() if sid == conv.sample_id}
+    return turn_documents(conv.turns, how, mine)
 
 
 def _turn_times(conv: LocomoConversation) -> list[datetime]:
@@ -175,8 +163,12 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
                     config: DcsConfig | None = None, how: TurnText = TurnText(), dcs_weight: float = 0.1,
                     mode: str = "add", conversations: Sequence[str] | None = None,
                     max_questions: int | None = None, token_counter: Callable[[str], int] | None = None,
+                    memory: Mapping[str, Any] | None = None, strategies: Sequence[str] = STRATEGIES,
                     show_progress: bool = False) -> LocomoResult:
-    """Run every strategy on every question (optionally a subset of conversations / the first questions)."""
+    """Run the ``strategies`` on every question (optionally a subset of conversations / the first questions).
+
+    ``memory``: keyword arguments of :class:`~ragbench.retrieval.turns.TurnMemory` for the ``memory`` strategy
+    (default :data:`MEMORY_DEFAULTS`; ``how`` may be a mapping of :class:`TurnText` fields)."""
     from ..retrieval.bm25 import BM25Retriever
     from ..retrieval.dense import DenseRetriever
     from ..text import count_tokens
@@ -197,6 +189,13 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
     if conversations:
         convs = [c for c in convs if c.sample_id in set(conversations)]
     captions = load_captions(path) if how.captions else {}
+    unknown = sorted(set(strategies) - set(STRATEGIES))
+    if unknown:
+        raise ConfigError(f"locomo: unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}.")
+    mem_args = dict(MEMORY_DEFAULTS, **(memory or {}))
+    if isinstance(mem_args.get("how"), Mapping):
+        mem_args["how"] = TurnText(**mem_args["how"])
+    mem_captions = captions or (load_captions(path) if mem_args["how"].captions else {})
     kmax = ks[-1]
     rows = []
     for conv in tqdm(convs, disable=not show_progress, desc="locomo"):
@@ -210,6 +209,9 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
         bm25 = BM25Retriever().index(chunks)
         dense = DenseRetriever(embedder).index(chunks)
         qvecs = dense.embedder.embed([q.question for q in qas])
+        if "memory" in strategies:
+            mine = {d: c for (sid, d), c in mem_captions.items() if sid == conv.sample_id}
+            mem = TurnMemory(embedder, **mem_args).index(conv.turns, mine)
         dcs = dcs_rankings(conv, raw, [q.question for q in qas], cfg, limit=kmax)
         n = len(ids)
         for qi, qa in enumerate(qas):
@@ -225,14 +227,19 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
                 combo = np.argsort(-(cos + dcs_weight * dcs_score), kind="stable")
             else:
                 combo = np.lexsort((-cos, ~in_dcs))
+            if "memory" in strategies:
+                mem_order = mem.rank(qa.question, qvec=qvecs[qi])
             rankings = {
                 "recency": np.arange(n)[::-1],
                 "bm25": np.array(bm, dtype=int),
                 "dense": order_dense,
                 "dcs": np.array([i for i, _ in dcs[qi]], dtype=int),
                 "dcs_dense": combo,
+                "memory": mem_order if "memory" in strategies else None,
             }
             for name, order in rankings.items():
+                if name not in strategies:
+                    continue
                 picked = [ids[i] for i in order[:kmax]]
                 row = {"strategy": name, "conversation": conv.sample_id, "qid": qi, "category": qa.category}
                 for k in ks:
@@ -240,6 +247,7 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
                     row[f"tokens@{k}"] = int(tokens[order[:k]].sum()) if len(order) else 0
                 rows.append(row)
     df = pd.DataFrame(rows)
-    settings = {"ks": ks, "turn_text": how.__dict__, "dcs_weight": dcs_weight, "mode": mode,
+    memory_settings = {k: (v.__dict__ if isinstance(v, TurnText) else v) for k, v in mem_args.items()}
+    settings = {"ks": ks, "turn_text": how.__dict__, "memory": memory_settings, "dcs_weight": dcs_weight, "mode": mode,
                 "dcs": {"faithful": cfg.faithful, "profile": cfg.profile}, "embedder": embedder.model_id}
     return LocomoResult(df, ks, settings)

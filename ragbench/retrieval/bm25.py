@@ -1,18 +1,28 @@
-"""Okapi BM25 over scipy sparse matrices (the Enterprise source's Bm25Index, seed-behaviour 3.5).
+"""Okapi BM25 over scipy sparse matrices (the Enterprise source's Bm25Index, seed-behaviour 3.5), with the BM25
+variants of bm25s (Kamphuis et al., ECIR 2020) and optional RM3 pseudo-relevance feedback.
 
+Default (``method="lucene"``, the source's formula):
 score(q, d) = Σ_{t ∈ q} idf(t) · tf(t,d)·(k1+1) / (tf(t,d) + k1·(1 − b + b·|d|/avgdl)),
 idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))   (always > 0).
 
+``method`` (names as bm25s): ``robertson`` (idf ln((N − df + 0.5)/(df + 0.5)) floored at 0), ``lucene``,
+``atire`` (idf ln(N/df)), ``bm25l`` (idf ln((N+1)/(df+0.5)), tf normalised first and shifted by ``delta``),
+``bm25+`` (idf ln((N+1)/df), ``delta`` added to the tf part). Scores equal bm25s's for atire, bm25l and bm25+;
+robertson and lucene keep the source's constant (k1 + 1) factor, which bm25s leaves out (rankings are identical).
+bm25l and bm25+ give every query term a score even in documents without it (idf · tf-part(0)); that part is the
+same for every document, so it is added to the returned scores, and only documents sharing a term are ranked.
+
 * Query terms are counted once per occurrence, as in the source: "cell cell" weighs ``cell`` twice. Terms not in
-  the vocabulary are skipped. Only chunks sharing at least one term with the query are ranked.
-* Tokens come from :func:`ragbench.text.tokenize`; the source keeps stop words (``stopwords=False``), removing
-  them is an option.
+  the vocabulary are skipped. Only chunks sharing at least one term with a positive weight are ranked.
+* Tokens come from :class:`ragbench.text.Tokenizer`: the source keeps stop words (``stopwords=False``) and does
+  not stem (``stemmer="none"``); both are options (``stopword_list``, ``stemmer``).
 * The per-term weights are precomputed into a CSC matrix (rows = chunks, columns = terms), so a query is a slice
   of its columns plus a sum (``np.bincount`` over the sliced postings), then ``np.argpartition`` for the top k.
 * :meth:`BM25Retriever.add` tokenises only the new chunks and appends their term counts; the weights depend on
   N, df and avgdl, so they are recomputed from the counts (one vectorised pass over the non-zeros) on the next
   search, which is exact BM25 over the whole collection.
-* The ACL is applied before scoring: postings of chunks the principal may not read are dropped before the sum.
+* The ACL is applied before scoring: postings of chunks the principal may not read are dropped before the sum,
+  and RM3 draws its feedback only from readable chunks (:mod:`ragbench.retrieval.rm3`).
 """
 from __future__ import annotations
 
@@ -24,15 +34,47 @@ from tqdm.auto import tqdm
 
 from ..errors import ConfigError
 from ..schema import Acl, Chunk, Hit, Principal
-from ..text import tokenize
+from ..text import Tokenizer
 from .base import Retriever
 from .chunk_table import ChunkTable, check_k, top_k
 
 
-def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
-    """``ln(1 + (N − df + 0.5) / (df + 0.5))`` (the source's, Lucene's and bm25s's default idf)."""
+METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+
+
+def bm25_idf(n_docs: int, df: np.ndarray, method: str = "lucene") -> np.ndarray:
+    """Inverse document frequency of ``method``; the default is ``ln(1 + (N − df + 0.5) / (df + 0.5))`` (the
+    source's, Lucene's and bm25s's default idf)."""
     df = np.asarray(df, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        if method == "robertson":
+            return np.log(np.maximum(1.0, (n_docs - df + 0.5) / (df + 0.5)))
+        if method == "atire":
+            return np.log(n_docs / np.maximum(df, 1.0))
+        if method == "bm25l":
+            return np.log((n_docs + 1.0) / (df + 0.5))
+        if method == "bm25+":
+            return np.log((n_docs + 1.0) / np.maximum(df, 1.0))
     return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+
+
+def bm25_tf_part(tf: np.ndarray, norm: np.ndarray, k1: float, method: str, delta: float) -> np.ndarray:
+    """The term-frequency part of ``method`` for counts ``tf`` and length factors ``norm = 1 − b + b·|d|/avgdl``,
+    minus its value at tf = 0 (bm25l, bm25+), so that a document without the term gets 0 here."""
+    if method == "bm25l":
+        c = tf / norm
+        return (k1 + 1.0) * (c + delta) / (k1 + c + delta) - (k1 + 1.0) * delta / (k1 + delta)
+    # bm25+ adds delta to every term's tf part, present or not: the difference to tf = 0 is the plain part
+    return tf * (k1 + 1.0) / (tf + k1 * norm)
+
+
+def bm25_absent_part(k1: float, method: str, delta: float) -> float:
+    """The tf part at tf = 0 (non-zero only for bm25l and bm25+)."""
+    if method == "bm25l":
+        return (k1 + 1.0) * delta / (k1 + delta)
+    if method == "bm25+":
+        return delta
+    return 0.0
 
 
 class BM25Retriever(Retriever):
@@ -40,10 +82,21 @@ class BM25Retriever(Retriever):
 
     name = "bm25"
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, stopwords: bool = False) -> None:
+    def __init__(self, k1: float = 1.5, b: float = 0.75, stopwords: bool = False, stopword_list: str = "source",
+                 stemmer: str = "none", method: str = "lucene", delta: float = 0.5, rm3: bool = False,
+                 rm3_docs: int = 10, rm3_terms: int = 10, rm3_weight: float = 0.5) -> None:
         self.k1 = k1
         self.b = b
         self.stopwords = stopwords
+        self.stopword_list = stopword_list
+        self.stemmer = stemmer
+        self.method = method
+        self.delta = delta
+        self.rm3 = rm3
+        self.rm3_docs = rm3_docs
+        self.rm3_terms = rm3_terms
+        self.rm3_weight = rm3_weight
+        self._tokenizer: Tokenizer | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -53,15 +106,34 @@ class BM25Retriever(Retriever):
         self._tf: sp.csr_matrix | None = None
         self._weights: sp.csc_matrix | None = None
         self.doc_len = np.empty(0, dtype=np.float64)
+        self._index_tokenizer: tuple[bool, str, str] | None = None
+        self._weights_for: tuple | None = None
 
     def _check_params(self) -> None:
         if not (isinstance(self.k1, (int, float)) and self.k1 >= 0):
             raise ConfigError(f"bm25 k1 must be a number ≥ 0, found {self.k1!r}. Fix: use e.g. 1.2–2.0.")
         if not (isinstance(self.b, (int, float)) and 0 <= self.b <= 1):
             raise ConfigError(f"bm25 b must be in [0, 1], found {self.b!r}. Fix: use e.g. 0.75.")
+        if self.method not in METHODS:
+            raise ConfigError(f"bm25 method must be one of {', '.join(METHODS)}, found {self.method!r}. "
+                              "Fix: use lucene (the default).")
+        if not (isinstance(self.delta, (int, float)) and self.delta >= 0):
+            raise ConfigError(f"bm25 delta must be a number ≥ 0, found {self.delta!r}. Fix: use 0.5.")
+        from .rm3 import check_rm3
+
+        check_rm3(self)
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The index's tokenizer (built on first use from ``stopwords``, ``stopword_list``, ``stemmer``)."""
+        spec = (self.stopwords, self.stopword_list, self.stemmer)
+        tok = self._tokenizer
+        if tok is None or (tok.stopwords, tok.stopword_list, tok.stemmer) != spec:
+            tok = self._tokenizer = Tokenizer(*spec)
+        return tok
 
     def tokenize(self, text: str) -> list[str]:
-        return tokenize(text, stopwords=self.stopwords)
+        return self.tokenizer(text)
 
     # ------------------------------------------------------------------------------------------- indexing
 
@@ -79,6 +151,9 @@ class BM25Retriever(Retriever):
         self._check_params()
         chunks = list(chunks)
         self.table.validate_new(chunks)  # raises before anything changes
+        if self.table.chunks and self._index_tokenizer != (self.stopwords, self.stopword_list, self.stemmer):
+            raise ConfigError("bm25 tokenizer settings changed since index(): the new chunks would be tokenised "
+                              "differently. Fix: call index() again with the new settings.")
         indptr = [0]
         indices: list[int] = []
         counts: list[int] = []
@@ -98,6 +173,7 @@ class BM25Retriever(Retriever):
         self._tf_rows.append(block)
         self.doc_len = np.concatenate([self.doc_len, lengths])
         self.table.add(chunks, acls, titles)
+        self._index_tokenizer = (self.stopwords, self.stopword_list, self.stemmer)
         self._weights = None
         return self
 
@@ -117,64 +193,95 @@ class BM25Retriever(Retriever):
         tf = self._term_counts()
         n = tf.shape[0]
         self.df = np.bincount(tf.indices, minlength=tf.shape[1]).astype(np.float64)
-        self.idf = bm25_idf(n, self.df)
+        self.idf = bm25_idf(n, self.df, self.method)
         self.avgdl = float(self.doc_len.mean()) if n else 0.0
         # The source divides by max(1e-6, avgdl) so an all-empty corpus does not divide by zero.
-        norm = self.k1 * (1.0 - self.b + self.b * self.doc_len / max(1e-6, self.avgdl))
+        norm = 1.0 - self.b + self.b * self.doc_len / max(1e-6, self.avgdl)
         rows = np.repeat(np.arange(n), np.diff(tf.indptr))
-        t = tf.data
-        w = self.idf[tf.indices] * t * (self.k1 + 1.0) / (t + norm[rows])
-        self._weights = sp.csr_matrix((w, tf.indices, tf.indptr), shape=tf.shape).tocsc()
+        w = self.idf[tf.indices] * bm25_tf_part(tf.data, norm[rows], self.k1, self.method, self.delta)
+        self.absent = self.idf * bm25_absent_part(self.k1, self.method, self.delta)
+        m = sp.csr_matrix((w, tf.indices.copy(), tf.indptr.copy()), shape=tf.shape)  # copies: tf stays intact
+        m.eliminate_zeros()  # zero idf (robertson, atire): such a term matches nothing
+        self._weights = m.tocsc()
+        self._weights_for = (self.k1, self.b, self.method, self.delta)
         return self._weights
 
     @property
     def weights(self) -> sp.csc_matrix:
-        """Chunk × term BM25 weight matrix (CSC)."""
-        return self._weights if self._weights is not None else self._build_weights()
+        """Chunk × term BM25 weight matrix (CSC), rebuilt when ``k1``, ``b``, ``method`` or ``delta`` changed."""
+        if self._weights is not None and self._weights_for == (self.k1, self.b, self.method, self.delta):
+            return self._weights
+        self._check_params()
+        return self._build_weights()
 
     # ------------------------------------------------------------------------------------------- scoring
 
     def query_terms(self, query: str) -> np.ndarray:
         """Vocabulary ids of the query's tokens, duplicates kept, unknown tokens dropped."""
-        ids = [i for i in map(self.vocab.get, self.tokenize(query)) if i is not None]
+        vocab = self.vocab
+        ids = [i for i in map(vocab.get, self.tokenize(query)) if i is not None]
         return np.array(ids, dtype=np.int64)
 
-    def score_all(self, query: str, principal: Principal | None = None) -> np.ndarray:
-        """BM25 score of every chunk (0 for chunks sharing no term with the query and for forbidden chunks,
-        whose postings are dropped before the sum)."""
+    def score_terms(self, terms: np.ndarray, term_weights: np.ndarray | None = None,
+                    principal: Principal | None = None) -> np.ndarray:
+        """Σ over ``terms`` (× ``term_weights``) of each chunk's BM25 weight, without the bm25l / bm25+ absent-term
+        part; 0 for chunks sharing no term and for forbidden chunks (their postings are dropped before the sum)."""
         w = self.weights
         n = w.shape[0]
-        terms = self.query_terms(query)
         if len(terms) == 0 or n == 0:
             return np.zeros(n)
         ptr, indices, data = w.indptr, w.indices, w.data
         # Gather the postings of every query term (a duplicated term is gathered twice, as the source counts it);
         # one concatenate + bincount beats per-term np.add.at for short queries.
-        spans = list(zip(ptr[terms].tolist(), ptr[terms + 1].tolist()))
-        idx = np.concatenate([indices[a:b] for a, b in spans])
-        val = np.concatenate([data[a:b] for a, b in spans])
+        starts, ends = ptr[terms], ptr[terms + 1]
+        idx = np.concatenate([indices[a:b] for a, b in zip(starts.tolist(), ends.tolist())])
+        val = np.concatenate([data[a:b] for a, b in zip(starts.tolist(), ends.tolist())])
+        if term_weights is not None:
+            val = val * np.repeat(np.asarray(term_weights, dtype=np.float64), ends - starts)
         mask = self.table.mask(principal)
         if mask is not None:
             keep = mask[idx]  # forbidden chunks are dropped before any score is summed
             idx, val = idx[keep], val[keep]
         return np.bincount(idx, weights=val, minlength=n)
 
+    def _query(self, query: str, principal: Principal | None) -> tuple[np.ndarray, np.ndarray | None, float]:
+        """``(terms, term weights or None, absent-term part)`` of the query to score, expanded by RM3 if on."""
+        terms = self.query_terms(query)
+        weights: np.ndarray | None = None
+        if self.rm3 and len(terms):
+            from .rm3 import rm3_expand
+
+            terms, weights = rm3_expand(self, terms, principal)
+        w = self.weights  # noqa: F841 - builds self.absent
+        absent = float(self.absent[terms].sum() if weights is None else (self.absent[terms] * weights).sum())
+        return terms, weights, absent
+
+    def score_all(self, query: str, principal: Principal | None = None) -> np.ndarray:
+        """The summed BM25 weights of every chunk (0 for chunks sharing no term with the query and for forbidden
+        chunks); the bm25l / bm25+ absent-term part, equal for every chunk, is left out."""
+        terms, weights, _ = self._query(query, principal)
+        return self.score_terms(terms, weights, principal)
+
     def score_rows(self, query: str, principal: Principal | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, scores)`` of every readable chunk that shares a term with the query (row order)."""
-        summed = self.score_all(query, principal)
-        # Every weight is > 0 (idf > 0, tf > 0), so a positive sum means "shares a term with the query".
+        terms, weights, absent = self._query(query, principal)
+        summed = self.score_terms(terms, weights, principal)
+        # Every stored weight is > 0, so a positive sum means "shares a term with the query".
         rows = np.flatnonzero(summed)
-        return rows, summed[rows]
+        return rows, summed[rows] + absent
 
     def topk(self, query: str, k: int = 10, principal: Principal | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, scores)`` of the top ``k`` matching chunks as arrays (no :class:`Hit` objects); rows index
         ``self.table.chunks``."""
         check_k(k)
-        summed = self.score_all(query, principal)
+        terms, weights, absent = self._query(query, principal)
+        summed = self.score_terms(terms, weights, principal)
         if np.count_nonzero(summed) <= k:  # only chunks sharing a term are ranked
             rows = np.flatnonzero(summed)
-            return top_k(rows, summed[rows], k)
-        return top_k(None, summed, k)
+            rows, scores = top_k(rows, summed[rows], k)
+        else:
+            rows, scores = top_k(None, summed, k)
+        return rows, (scores + absent if absent else scores)
 
     def search(self, query: str, k: int = 10, principal: Principal | None = None) -> list[Hit]:
         rows, scores = self.topk(query, k, principal)

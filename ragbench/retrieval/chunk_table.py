@@ -27,6 +27,7 @@ class ChunkTable:
         self._acl_list: list[Acl] = []
         self._acl_code: dict[Acl, int] = {}
         self._codes = np.empty(0, dtype=np.int32)
+        self._row_fields: dict[int, dict] = {}  # row → the Hit fields that do not depend on the query
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -63,6 +64,7 @@ class ChunkTable:
         self._codes = np.concatenate([self._codes, codes])
         if titles:
             self.titles.update(titles)
+            self._row_fields.clear()  # a title may have changed
 
     def row_of(self, chunk_id: str) -> int | None:
         return self._ids.get(chunk_id)
@@ -76,14 +78,34 @@ class ChunkTable:
         return allowed[self._codes]
 
     def hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
-        """Hits for ``rows`` (already in rank order) with their ``scores``."""
-        chunks, titles = self.chunks, self.titles
+        """Hits for ``rows`` (already in rank order) with their ``scores``.
+
+        Built in batch: each row's constant fields are prepared once (:meth:`_row_fields`) and each Hit's
+        ``__dict__`` is filled directly, because the frozen dataclass ``__init__`` (one ``object.__setattr__``
+        per field) cost ~4 µs a hit, which at k = 100 was most of a BM25 query. The objects are ordinary,
+        equal to ``Hit(...)`` built the usual way."""
+        fields = self._row_fields
+        new = object.__new__
         out: list[Hit] = []
         for rank, (r, s) in enumerate(zip(rows.tolist(), scores.tolist())):
-            c = chunks[r]
-            # positional arguments: ~30 % cheaper than keywords, and this runs k times per query
-            out.append(Hit(c.chunk_id, c.doc_id, s, rank, c.text, titles.get(c.doc_id, ""), c.start, c.end))
+            d = fields.get(r)
+            if d is None:
+                d = self._prepare(r)
+            h = new(Hit)
+            hd = h.__dict__
+            hd.update(d)
+            hd["score"] = s
+            hd["rank"] = rank
+            out.append(h)
         return out
+
+    def _prepare(self, row: int) -> dict:
+        c = self.chunks[row]
+        # Field order as declared, so vars(hit) reads like the dataclass.
+        d = self._row_fields[row] = {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "score": 0.0, "rank": 0,
+                                     "text": c.text, "title": self.titles.get(c.doc_id, ""), "start": c.start,
+                                     "end": c.end}
+        return d
 
 
 def check_k(k: int) -> None:

@@ -11,6 +11,7 @@ config sections it depends on (chunks ← ``chunking``; vectors ← ``chunking``
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Mapping, Sequence
 
@@ -29,7 +30,7 @@ from .hashing_embedder import HashingEmbedder
 from .lsh import LshRetriever
 from .onnx_embedder import OnnxEmbedder
 
-MODES = ("bm25", "dense", "lsh", "hybrid")
+MODES = ("bm25", "dense", "lsh", "ann", "hybrid")
 _ALIASES = {"keyword": "bm25"}
 #: ``embedding.model`` values; the ``-fp32`` / ``-int8`` suffixes are older spellings of ``embedding.precision``.
 EMBEDDING_MODELS = ("minilm", "minilm-fp32", "minilm-int8", "hashing")
@@ -140,7 +141,7 @@ def make_part(kind: str, cfg: RagbenchConfig, embedder: Embedder | None = None) 
     """An un-indexed single retriever: ``bm25``, ``dense`` or ``lsh`` (vector kinds use ``embedder``, or build one
     from ``cfg.embedding``)."""
     if kind == "bm25":
-        return BM25Retriever(k1=cfg.bm25.k1, b=cfg.bm25.b, stopwords=cfg.bm25.stopwords)
+        return BM25Retriever(**dataclasses.asdict(cfg.bm25))  # constructor arguments = the bm25.* fields
     return _vector_part(kind, cfg, embedder if embedder is not None else make_embedder(cfg.embedding))
 
 
@@ -149,15 +150,19 @@ def _vector_part(kind: str, cfg: RagbenchConfig, embedder: Embedder) -> DenseRet
         return DenseRetriever(embedder)
     if kind == "lsh":
         return LshRetriever(embedder, tables=cfg.lsh.tables, bits=cfg.lsh.bits, multiprobe=cfg.lsh.multiprobe,
-                            seed=lsh_seed(cfg))
-    raise ConfigError(f"unknown retriever part {kind!r}; expected bm25, dense or lsh.")
+                            seed=lsh_seed(cfg), rerank=cfg.lsh.rerank)
+    if kind == "ann":
+        from .ann import AnnRetriever  # faiss is optional: imported only when asked for
+
+        return AnnRetriever(embedder, **dataclasses.asdict(cfg.ann))
+    raise ConfigError(f"unknown retriever part {kind!r}; expected bm25, dense, lsh or ann.")
 
 
 def dense_part(cfg: RagbenchConfig) -> str:
-    """The hybrid's vector half (``fusion.dense_part``): ``dense`` (exact) or ``lsh``."""
+    """The hybrid's vector half (``fusion.dense_part``): ``dense`` (exact), ``lsh`` or ``ann`` (faiss)."""
     part = cfg.fusion.dense_part.strip().lower()
-    if part not in ("dense", "lsh"):
-        raise ConfigError(f"fusion.dense_part must be dense or lsh, found {cfg.fusion.dense_part!r}.")
+    if part not in ("dense", "lsh", "ann"):
+        raise ConfigError(f"fusion.dense_part must be dense, lsh or ann, found {cfg.fusion.dense_part!r}.")
     return part
 
 
@@ -179,7 +184,7 @@ def make_retriever(mode: str, cfg: RagbenchConfig | None = None, embedder: Embed
     f = cfg.fusion
     return HybridRetriever(part("bm25"), part(dense_part(cfg)), rrf_k=f.rrf_k, candidate_k=f.candidate_k,
                            rerank=f.rerank, rerank_weight=f.rerank_weight, keyword_weight=f.keyword_weight,
-                           dense_weight=f.dense_weight, adaptive=f.adaptive)
+                           dense_weight=f.dense_weight, adaptive=f.adaptive, method=f.method)
 
 
 class IndexedParts:
@@ -209,7 +214,8 @@ class IndexedParts:
         if kind == "bm25":
             key: tuple[Any, ...] = (kind, config_hash(cfg.chunking), config_hash(cfg.bm25))
             return self._parts.get(key, lambda: make_part(kind, cfg).index(self.chunks(cfg), self.acls, self.titles))
-        extra = (config_hash(cfg.lsh), lsh_seed(cfg)) if kind == "lsh" else ()
+        extra = ((config_hash(cfg.lsh), lsh_seed(cfg)) if kind == "lsh" else
+                 (config_hash(cfg.ann),) if kind == "ann" else ())
         key = (kind, config_hash(cfg.chunking), config_hash(cfg.embedding), *extra)
 
         def make() -> Retriever:

@@ -3,6 +3,8 @@
 
 * ``rrf``: score(id) = Σ_rankings 1 / (k + rank0 + 1), rank0 counting from 0 (k = 60 as the source).
 * ``weighted_rrf``: the same with one weight per ranking.
+* ``convex`` (``method="convex"``): Σ_lists weight · min-max-normalised score over that list's candidates (an id
+  missing from a list gets 0 from it); unlike RRF it keeps how far apart the scores are, not only their order.
 * ``lexical_rerank``: final = fused + weight · |Tok(q) ∩ Tok(chunk)| / |Tok(q)|, token sets with stop words
   removed, 0 when the query has no tokens (source weight 0.1).
 Ties keep first-appearance order (rankings scanned in the order given, so the keyword list wins ties, as the
@@ -38,6 +40,28 @@ def weighted_rrf(rankings: Sequence[Sequence[str]], weights: Sequence[float], k:
             scores[doc] = scores.get(doc, 0.0) + w / (k + rank0 + 1)
     order = sorted(scores, key=lambda d: -scores[d])  # sorted() is stable: ties keep first appearance
     return {d: scores[d] for d in order}
+
+
+def convex(lists: Sequence[Sequence[tuple[str, float]]], weights: Sequence[float]) -> dict[str, float]:
+    """``{id: Σ_i weights[i] · (score − min_i) / (max_i − min_i)}`` over ``(id, score)`` lists, best first (ties:
+    first appearance). A list whose scores are all equal contributes its full weight to each of its ids."""
+    if len(weights) != len(lists):
+        raise ConfigError(f"convex fusion needs one weight per list: {len(lists)} lists, {len(weights)} weights.")
+    fused: dict[str, float] = {}
+    for items, w in zip(lists, weights):
+        if not items:
+            continue
+        vals = [s for _, s in items]
+        lo, hi = min(vals), max(vals)
+        span = hi - lo
+        seen: set[str] = set()
+        for doc, s in items:
+            if doc in seen:
+                continue
+            seen.add(doc)
+            fused[doc] = fused.get(doc, 0.0) + w * ((s - lo) / span if span > 0 else 1.0)
+    order = sorted(fused, key=lambda d: -fused[d])
+    return {d: fused[d] for d in order}
 
 
 def rrf(rankings: Sequence[Sequence[str]], k: float = 60) -> dict[str, float]:
@@ -86,7 +110,7 @@ class HybridRetriever(Retriever):
 
     def __init__(self, keyword: Retriever, vector: Retriever, rrf_k: int = 60, candidate_k: int = 100,
                  rerank: bool = False, rerank_weight: float = 0.1, keyword_weight: float = 1.0,
-                 dense_weight: float = 1.0, adaptive: float = 0.0) -> None:
+                 dense_weight: float = 1.0, adaptive: float = 0.0, method: str = "rrf") -> None:
         self.keyword = keyword
         self.vector = vector
         self.rrf_k = rrf_k
@@ -96,6 +120,7 @@ class HybridRetriever(Retriever):
         self.keyword_weight = keyword_weight
         self.dense_weight = dense_weight
         self.adaptive = adaptive
+        self.method = method
         self.last_candidates = 0
         self._token_sets: dict[str, frozenset[str]] = {}  # chunk id → tokens, for the re-rank
 
@@ -111,6 +136,9 @@ class HybridRetriever(Retriever):
             w = getattr(self, name)
             if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0:
                 raise ConfigError(f"fusion.{name} must be a number ≥ 0, found {w!r}. Fix: use e.g. 1.0.")
+
+        if self.method not in ("rrf", "convex"):
+            raise ConfigError(f"fusion method must be rrf or convex, found {self.method!r}. Fix: use rrf.")
 
     @property
     def dense(self) -> Retriever:
@@ -151,7 +179,10 @@ class HybridRetriever(Retriever):
         weights = self.weights
         if self.adaptive > 0:
             weights = (weights[0] * keyword_coverage(query, kw) ** self.adaptive, weights[1])
-        fused = weighted_rrf([[h.chunk_id for h in kw], [h.chunk_id for h in dn]], weights, self.rrf_k)
+        if self.method == "convex":
+            fused = convex([[(h.chunk_id, h.score) for h in kw], [(h.chunk_id, h.score) for h in dn]], weights)
+        else:
+            fused = weighted_rrf([[h.chunk_id for h in kw], [h.chunk_id for h in dn]], weights, self.rrf_k)
         if self.rerank:
             fused = lexical_rerank(query, fused, {i: h.text for i, h in by_id.items()}, self.rerank_weight,
                                    self._token_sets)

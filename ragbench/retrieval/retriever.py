@@ -69,4 +69,9 @@ def retriever_from_store(store: "KnowledgeStore", mode: str, cfg: RagbenchConfig
         kwargs["vectors"] = store_vectors(store, [c.chunk_id for c in chunks], vec.embedder,
                                           [c.text for c in chunks], show_progress)
     retriever.index(chunks, acls, titles, show_progress=show_progress, **kwargs)
+    if vec is not None and vec.name == "ann" and not store.in_memory:
+        from .ann import attach_sidecar
+
+        path, loaded = attach_sidecar(vec, store.path)  # type: ignore[arg-type]
+        log.info("ANN index %s %s", "loaded from" if loaded else "built and saved to", path)
     return retriever

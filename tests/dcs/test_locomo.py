@@ -73,10 +73,11 @@ def test_strategies_on_a_tiny_conversation(locomo_file):
     combo = res.per_question[res.per_question.strategy == "dcs_dense"].reset_index(drop=True)
     assert dense.drop(columns="strategy").equals(combo.drop(columns="strategy"))  # weight 0 = dense
     summary = res.summary()
-    assert summary["questions"] == 3 and set(summary["strategies"]) == {"recency", "bm25", "dense", "dcs", "dcs_dense"}
+    assert summary["questions"] == 3 and set(summary["strategies"]) == {"recency", "bm25", "dense", "dcs", "dcs_dense",
+                                                                         "memory"}
     assert set(summary["strategies"]["dense"]) == {"recall@1", "recall@2", "tokens@1", "tokens@2"}
     sig = res.significance(k=1)
-    assert set(sig["strategy"]) == {"recency", "bm25", "dcs", "dcs_dense"}
+    assert set(sig["strategy"]) == {"recency", "bm25", "dcs", "dcs_dense", "memory"}
     assert list(res.by_category(1).columns) == ["single-hop", "multi-hop", "adversarial"]
 
 
