@@ -134,7 +134,7 @@ def main() -> None:
 
     for nlist in filter(None, args.ivf.split(",")):
         n_list = int(nlist) or int(np.sqrt(args.n))
-        faiss_rows(f"faiss IVF-Flat nlist {n_list}", lambda: AnnRetriever(
+        faiss_rows(f"faiss IVF-Flat nlist {n_list}", lambda n_list=n_list: AnnRetriever(
             NoEmbedder(), kind="ivf", nlist=n_list, threads=args.build_threads).index(chunks, vectors=x),
             "nprobe", [int(v) for v in args.nprobe.split(",")])
     if args.hnsw:
@@ -144,7 +144,8 @@ def main() -> None:
             "ef_search", [int(v) for v in args.ef.split(",")])
     faiss.omp_set_num_threads(1)
 
-    print(f"\nsynthetic clustered ({args.clusters} clusters, noise {args.noise}, seed {args.seed}): {args.n:,} vectors × "
+    print(f"\nsynthetic clustered ({args.clusters} clusters, noise {args.noise}, seed {args.seed}): "
+          f"{args.n:,} vectors × "
           f"{args.dim} dims, {args.queries} queries ({args.exact_queries} for exact search); single-thread search, "
           f"{args.build_threads}-thread faiss build")
     print("\n| system | recall@10 | queries/s | × exact | build s | index MB (beyond vectors) | RSS +MB |")

@@ -20,15 +20,15 @@ from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
 
-from ragbench.config import RagbenchConfig, with_overrides  # noqa: E402
-from ragbench.eval.cv import cross_validate, kfold_groups  # noqa: E402
-from ragbench.eval.metrics import evaluate  # noqa: E402
-from ragbench.retrieval.base import Retriever  # noqa: E402
-from ragbench.retrieval.fusion import HybridRetriever  # noqa: E402
-from ragbench.schema import hits_to_run  # noqa: E402
+from ragbench.config import RagbenchConfig, with_overrides
+from ragbench.eval.cv import cross_validate, kfold_groups
+from ragbench.eval.metrics import evaluate
+from ragbench.retrieval.base import Retriever
+from ragbench.retrieval.fusion import HybridRetriever
+from ragbench.schema import hits_to_run
 
 BASELINE = "rrf k60"
 
@@ -83,26 +83,22 @@ def per_query(kw: Memo, dn: Memo, cfg: RagbenchConfig, queries: pd.DataFrame, qr
 
 
 def scifact_parts(data: str, split: str, store_path: str, cfg: RagbenchConfig) -> tuple[Memo, Memo, Any]:
-    from ragbench.eval.beir import beir_documents
     from ragbench.eval.datasets import load_beir
     from ragbench.retrieval.dense import DenseRetriever
     from ragbench.retrieval.embedding import make_embedder
     from ragbench.retrieval.retriever import make_retriever
-    from ragbench.schema import Chunk
     from ragbench.store import KnowledgeStore
 
     ds = load_beir(data, split)
-    docs = beir_documents(ds.corpus)
-    chunks = [Chunk(d.doc_id, d.doc_id, 0, 0, len(d.text), d.text) for d in docs]
     emb = make_embedder(cfg.embedding)
     with KnowledgeStore.open(store_path) as store:
-        ids, mat = store.embeddings(emb.model_id)
-    row = dict(zip(ids, range(len(ids))))
-    missing = [c.chunk_id for c in chunks if c.chunk_id not in row]
-    if missing:
-        raise SystemExit(f"{len(missing)} documents have no {emb.model_id} vector in {store_path}; run "
-                         "`ragbench eval beir … --retriever dense --store …` first")
-    vectors = mat[[row[c.chunk_id] for c in chunks]]
+        chunks = store.chunks()
+        ids, vectors = store.embeddings(emb.model_id, [c.chunk_id for c in chunks])
+    if len(ids) != len(chunks) or len(chunks) != len(ds.corpus):
+        raise SystemExit(f"{store_path} holds {len(ids)} {emb.model_id} vectors for {len(chunks)} chunks of "
+                         f"{len(ds.corpus)} documents; run `ragbench eval beir … --retriever dense --store …` first")
+    order = {c: i for i, c in enumerate(ids)}
+    vectors = vectors[[order[c.chunk_id] for c in chunks]]
     bm25 = make_retriever("bm25", cfg).index(chunks)
     dense = DenseRetriever(emb).index(chunks, vectors=vectors)
     return Memo(bm25, cfg.fusion.candidate_k), Memo(dense, cfg.fusion.candidate_k), ds
@@ -125,7 +121,8 @@ def main() -> None:
     ap.add_argument("--golden", action="append", default=[], help="golden set folder (repeatable)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--set", action="append", default=[], help="config override for the parts, e.g. bm25.stemmer=english")
+    ap.add_argument("--set", action="append", default=[],
+                    help="config override for the parts, e.g. bm25.stemmer=english")
     ap.add_argument("--out", default=None, help="folder for the per-query tables (CSV)")
     args = ap.parse_args()
     base = with_overrides(RagbenchConfig(), dict(s.split("=", 1) for s in args.set))

@@ -17,14 +17,14 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import pandas as pd  # noqa: E402
+import pandas as pd
 
-from ragbench.eval.beir import beir_documents  # noqa: E402
-from ragbench.eval.cv import cross_validate, kfold_groups  # noqa: E402
-from ragbench.eval.datasets import load_beir  # noqa: E402
-from ragbench.eval.metrics import evaluate  # noqa: E402
-from ragbench.retrieval.bm25 import BM25Retriever  # noqa: E402
-from ragbench.schema import Chunk  # noqa: E402
+from ragbench.eval.beir import beir_documents
+from ragbench.eval.cv import cross_validate, kfold_groups
+from ragbench.eval.datasets import load_beir
+from ragbench.eval.metrics import evaluate
+from ragbench.retrieval.bm25 import BM25Retriever
+from ragbench.schema import Chunk
 
 DEFAULT = "stem=none stop=off lucene k1=1.5 b=0.75"
 

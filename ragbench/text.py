@@ -2,7 +2,8 @@
 
 Tokenisation follows the Enterprise source: maximal runs of Unicode letters and digits, lower-cased
 (``[^\\W_]+``), with an optional English stop-word list. :class:`Tokenizer` adds the keyword-index options: a
-choice of stop-word list and Snowball stemming (PyStemmer, as bm25s does). Sentences end right after ``.``, ``!``, ``?`` or a
+choice of stop-word list and Snowball stemming (PyStemmer, as bm25s does).
+Sentences end right after ``.``, ``!``, ``?`` or a
 newline. Token counts come from the all-MiniLM-L6-v2 WordPiece tokenizer when its file is installed, else
 from the source's heuristic ``max(1, ceil(chars / 4 + words * 0.1))`` (0 for empty text).
 """

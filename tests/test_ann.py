@@ -24,7 +24,7 @@ def data(n: int = 2000, dim: int = 32, seed: int = 0) -> tuple[list[Chunk], np.n
     return [Chunk(f"c{i}", f"d{i}", 0, 0, 1, "x") for i in range(n)], x, q
 
 
-EMB = HashingEmbedder(dim=32)
+EMB = HashingEmbedder(hashing_dim=32)
 
 
 @pytest.mark.parametrize("kind", ["hnsw", "ivf"])

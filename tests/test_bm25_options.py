@@ -104,7 +104,6 @@ def test_rm3_expansion_weights_exact():
     first = r.score_terms(terms)
     sa, sb = first[0], first[1]  # a (3 tokens) and b (2 tokens) contain apple
     assert sb > sa > 0 and first[2] == first[3] == 0
-    wa, wb = sa / (sa + sb), sb / (sa + sb)
     # P(w|R): apple and banana = wa/3 + wb/2 each, cherry = wa/3; top 2 = apple, banana (ties keep vocab order)
     ids, weights = rm3_expand(r, terms)
     vocab = {t: i for t, i in r.vocab.items()}

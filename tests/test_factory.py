@@ -103,7 +103,8 @@ def test_get_params_reads_constructor_arguments_under_config_names() -> None:
     assert (params["keyword__k1"], params["keyword_weight"], params["adaptive"], params["vector__bits"],
             params["vector__seed"], params["vector__embedder__hashing_dim"]) == (1.2, 0.3, 1.5, 6, 42, 64)
     assert hy.get_params(deep=False).keys() == {"keyword", "vector", "rrf_k", "candidate_k", "rerank",
-                                                  "rerank_weight", "keyword_weight", "dense_weight", "adaptive"}
+                                                  "rerank_weight", "keyword_weight", "dense_weight", "adaptive",
+                                                  "method"}
     assert repr(make_chunker(cfg.chunking)) == "WordWindowChunker(words=40, overlap=0.25)"
     sentences = make_chunker(with_overrides(cfg, {"chunking.strategy": "sentences"}).chunking)
     assert isinstance(sentences, SentenceChunker)

@@ -23,7 +23,7 @@ from ..config import RagbenchConfig, load_config
 from ..errors import ConfigError
 
 #: Retrieval modes every ``--retriever`` accepts (``keyword`` is an alias of ``bm25``).
-RETRIEVERS = ("bm25", "dense", "lsh", "hybrid")
+RETRIEVERS = ("bm25", "dense", "lsh", "ann", "hybrid")
 
 
 def add_config_options(p: argparse.ArgumentParser) -> None:

@@ -38,6 +38,7 @@ from ..schema import Chunk
 from .datasets import LOCOMO_CATEGORIES, LocomoConversation, load_locomo
 from .metrics import evidence_recall_at_k
 
+DEFAULT_TURN_TEXT = TurnText()
 STRATEGIES = ("recency", "bm25", "dense", "dcs", "dcs_dense", "memory")
 
 #: The ``memory`` strategy's TurnMemory settings (chosen by leave-one-conversation-out on the dev split:
@@ -160,7 +161,7 @@ def dcs_rankings(conv: LocomoConversation, texts: Sequence[str], questions: Sequ
 
 
 def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embedder=None,
-                    config: DcsConfig | None = None, how: TurnText = TurnText(), dcs_weight: float = 0.1,
+                    config: DcsConfig | None = None, how: TurnText = DEFAULT_TURN_TEXT, dcs_weight: float = 0.1,
                     mode: str = "add", conversations: Sequence[str] | None = None,
                     max_questions: int | None = None, token_counter: Callable[[str], int] | None = None,
                     memory: Mapping[str, Any] | None = None, strategies: Sequence[str] = STRATEGIES,

@@ -106,7 +106,7 @@ class TurnMemory:
         texts = []
         plain = turn_documents(self.turns, TurnText(speaker=True, captions=self.how.captions, date=False, before=0),
                                captions)
-        for s, (key, rows) in enumerate(sessions.items()):
+        for s, rows in enumerate(sessions.values()):
             self.session_of[rows] = s
             texts.append(f"({self.turns[rows[0]].date}) " + " ".join(plain[i] for i in rows))
         self.sessions = BM25Retriever(stemmer=self.stemmer).index(
