@@ -236,8 +236,9 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
                 "dense": order_dense,
                 "dcs": np.array([i for i, _ in dcs[qi]], dtype=int),
                 "dcs_dense": combo,
-                "memory": mem_order if "memory" in strategies else None,
             }
+            if "memory" in strategies:
+                rankings["memory"] = mem_order
             for name, order in rankings.items():
                 if name not in strategies:
                     continue

@@ -25,11 +25,22 @@ from .base import Embedder
 
 
 class TurnLike(Protocol):
-    dia_id: str
-    speaker: str
-    text: str
-    session: Any
-    date: str
+    """What a turn needs (read-only attributes, so frozen dataclasses qualify)."""
+
+    @property
+    def dia_id(self) -> str: ...
+
+    @property
+    def speaker(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def session(self) -> Any: ...
+
+    @property
+    def date(self) -> str: ...
 
 
 @dataclass(frozen=True)
