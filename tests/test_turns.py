@@ -40,7 +40,7 @@ def test_turn_documents_neighbours_stay_in_the_session():
 
 
 def test_keyword_only_memory_uses_stemming_and_context():
-    mem = TurnMemory(None, TurnText(before=1, after=0, date=False), dense_weight=0.0).index(TURNS)
+    mem = TurnMemory(None, TurnText(before=1, after=0, date=False), dense_weight=0.0, session_weight=0.0).index(TURNS)
     # "runs" only matches after stemming ("ran" does not stem to "run", "running" does)
     assert mem.rank("who runs", 1).tolist() == [4]
     # the short answer D1:3 carries the question before it: "old" appears in both D1:2 and D1:3
@@ -54,7 +54,7 @@ def test_keyword_only_memory_uses_stemming_and_context():
 
 
 def test_session_term_lifts_every_turn_of_the_matching_session():
-    plain = TurnMemory(None, TurnText(before=0, date=False), dense_weight=0.0).index(TURNS)
+    plain = TurnMemory(None, TurnText(before=0, date=False), dense_weight=0.0, session_weight=0.0).index(TURNS)
     boosted = TurnMemory(None, TurnText(before=0, date=False), dense_weight=0.0, session_weight=1.0).index(TURNS)
     a, b = plain.scores("marathon"), boosted.scores("marathon")
     # only session 2 mentions a marathon: its two turns get + 1/(60 + 1), session 1's turns nothing
@@ -64,11 +64,13 @@ def test_session_term_lifts_every_turn_of_the_matching_session():
 
 def test_dense_part_adds_a_second_ranking():
     emb = HashingEmbedder(64)
-    mem = TurnMemory(emb, TurnText(before=0, date=False)).index(TURNS)
+    mem = TurnMemory(emb, TurnText(before=0, date=False), dense_weight=1.0).index(TURNS)
     kw_only = TurnMemory(None, TurnText(before=0, date=False), dense_weight=0.0).index(TURNS)
     s, s_kw = mem.scores("marathon Boston"), kw_only.scores("marathon Boston")
     assert np.all(s >= s_kw) and s.sum() > s_kw.sum()
     # every turn is in the dense ranking (5 turns ≤ candidate_k): the weights add up to Σ 1/(60 + r)
     assert s.sum() - s_kw.sum() == pytest.approx(sum(1 / (60 + r) for r in range(1, 6)))
+    # the dense documents are written per dense_how (default: the turn alone, with its date)
+    assert mem.dense.table.chunks[1].text == "(8 May 2023) Bob: How old is he?"
     with pytest.raises(ConfigError, match="needs an embedder"):
         TurnMemory(None).index(TURNS)

@@ -43,8 +43,8 @@ STRATEGIES = ("recency", "bm25", "dense", "dcs", "dcs_dense", "memory")
 
 #: The ``memory`` strategy's TurnMemory settings (chosen by leave-one-conversation-out on the dev split:
 #: docs/dcs.md, "Conversation memory").
-MEMORY_DEFAULTS: dict[str, Any] = {"how": TurnText(before=1, after=0), "stemmer": "english", "dense_weight": 1.0,
-                                   "session_weight": 0.0, "rrf_k": 60}
+MEMORY_DEFAULTS: dict[str, Any] = {"how": TurnText(before=2, after=1), "dense_how": TurnText(before=0),
+                                   "stemmer": "english", "dense_weight": 0.5, "session_weight": 2.0, "rrf_k": 60}
 
 
 @dataclass

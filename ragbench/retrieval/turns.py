@@ -8,9 +8,10 @@ Reusable outside LoCoMo (EE-RAG conversation replay): a turn is anything with ``
   ``" [shares <caption>]"`` for a shared photo). Neighbouring turns give a short answer ("He is three.") the
   question it answers, and a question-like turn the answer that follows it.
 * :class:`TurnMemory` ranks the turns for a question by reciprocal rank fusion of three generic signals, none
-  fitted to a particular conversation: BM25 over the turn documents (stemmed by default), MiniLM cosine over the
-  same documents, and the rank of the turn's *session* under BM25 over whole sessions (a session that talks
-  about the question's subject lifts its turns; ``session_weight``).
+  fitted to a particular conversation: BM25 over the turn documents (``how``: stemmed, with neighbouring turns),
+  MiniLM cosine over the turn documents written per ``dense_how`` (by default the turn alone: a 256-word-piece
+  encoder blurs a turn mixed with its neighbours), and the rank of the turn's *session* under BM25 over whole
+  sessions (a session that talks about the question's subject lifts its turns; ``session_weight``).
 """
 from __future__ import annotations
 
@@ -83,13 +84,19 @@ def _ranked(scores: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
 
 
 class TurnMemory:
-    """Ranks one conversation's turns for questions (BM25 + dense + session rank, fused by RRF)."""
+    """Ranks one conversation's turns for questions (BM25 + dense + session rank, fused by RRF).
 
-    def __init__(self, embedder: Embedder | None = None, how: TurnText = TurnText(), stemmer: str = "english",
-                 keyword_weight: float = 1.0, dense_weight: float = 1.0, session_weight: float = 0.0,
-                 rrf_k: float = 60, candidate_k: int = 100) -> None:
+    Defaults were chosen by leaving one LoCoMo dev conversation out at a time (the same setting won all five
+    rotations; held-out evidence recall@10 0.785 vs 0.688 for the old unstemmed BM25 strategy): BM25 over
+    the turn with 2 turns before and 1 after, stemmed; dense weight 0.5 over the turn alone; session weight 2."""
+
+    def __init__(self, embedder: Embedder | None = None, how: TurnText = TurnText(before=2, after=1),
+                 dense_how: TurnText = TurnText(before=0), stemmer: str = "english", keyword_weight: float = 1.0,
+                 dense_weight: float = 0.5, session_weight: float = 2.0, rrf_k: float = 60,
+                 candidate_k: int = 100) -> None:
         self.embedder = embedder
         self.how = how
+        self.dense_how = dense_how
         self.stemmer = stemmer
         self.keyword_weight = keyword_weight
         self.dense_weight = dense_weight
@@ -109,7 +116,11 @@ class TurnMemory:
         self.documents = turn_documents(self.turns, self.how, captions)
         chunks = [Chunk(str(i), str(i), i, 0, len(d), d) for i, d in enumerate(self.documents)]
         self.keyword = BM25Retriever(stemmer=self.stemmer).index(chunks)
-        self.dense = DenseRetriever(self.embedder).index(chunks) if self.dense_weight else None  # type: ignore[arg-type]
+        self.dense: DenseRetriever | None = None
+        if self.dense_weight:
+            dense_docs = turn_documents(self.turns, self.dense_how, captions)
+            self.dense = DenseRetriever(self.embedder).index(  # type: ignore[arg-type]
+                [Chunk(str(i), str(i), i, 0, len(d), d) for i, d in enumerate(dense_docs)])
         sessions: dict[Any, list[int]] = {}
         for i, t in enumerate(self.turns):
             sessions.setdefault(t.session, []).append(i)
