@@ -41,7 +41,7 @@ def _finish(args: argparse.Namespace, out: Output, cfg: Any, run_name: str, metr
 
 
 def run_locomo(args: argparse.Namespace) -> int:
-    from ..eval.locomo import TurnText, evaluate_locomo
+    from ..eval.locomo import STRATEGIES, TurnText, evaluate_locomo
     from ..retrieval.embedding import make_embedder
 
     out = Output(args)
@@ -52,7 +52,7 @@ def run_locomo(args: argparse.Namespace) -> int:
     result = evaluate_locomo(args.file, ks=args.k, embedder=embedder, config=cfg.dcs, how=how,
                              dcs_weight=args.dcs_weight, mode=args.dcs_mode,
                              conversations=args.conversation or None, max_questions=args.max_questions,
-                             show_progress=show_progress(args))
+                             strategies=STRATEGIES, show_progress=show_progress(args))
     summary = result.summary()
     k = 10 if 10 in result.ks else result.ks[0]
     out.text(_table(pd.DataFrame(summary["strategies"]).T), f"\nrecall@{k} by category:",

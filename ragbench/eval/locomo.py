@@ -40,6 +40,8 @@ from .metrics import evidence_recall_at_k
 
 DEFAULT_TURN_TEXT = TurnText()
 STRATEGIES = ("recency", "bm25", "dense", "dcs", "dcs_dense", "memory")
+#: What :func:`evaluate_locomo` runs unless told otherwise (``ragbench dcs locomo`` runs all of STRATEGIES).
+DEFAULT_STRATEGIES = ("recency", "bm25", "dense", "dcs", "dcs_dense")
 
 #: The ``memory`` strategy's TurnMemory settings (chosen by leave-one-conversation-out on the dev split:
 #: docs/dcs.md, "Conversation memory").
@@ -164,7 +166,7 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
                     config: DcsConfig | None = None, how: TurnText = DEFAULT_TURN_TEXT, dcs_weight: float = 0.1,
                     mode: str = "add", conversations: Sequence[str] | None = None,
                     max_questions: int | None = None, token_counter: Callable[[str], int] | None = None,
-                    memory: Mapping[str, Any] | None = None, strategies: Sequence[str] = STRATEGIES,
+                    memory: Mapping[str, Any] | None = None, strategies: Sequence[str] = DEFAULT_STRATEGIES,
                     show_progress: bool = False) -> LocomoResult:
     """Run the ``strategies`` on every question (optionally a subset of conversations / the first questions).
 

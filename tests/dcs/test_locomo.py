@@ -3,7 +3,7 @@ import json
 import pytest
 
 from ragbench.cli import main
-from ragbench.eval.locomo import (TurnText, _turn_times, evaluate_locomo, load_captions, parse_session_date,
+from ragbench.eval.locomo import (STRATEGIES, TurnText, _turn_times, evaluate_locomo, load_captions, parse_session_date,
                                   turn_texts)
 from ragbench.errors import ConfigError
 from ragbench.retrieval.embedding import HashingEmbedder
@@ -61,7 +61,7 @@ def test_dates_captions_and_texts(locomo_file):
 
 def test_strategies_on_a_tiny_conversation(locomo_file):
     res = evaluate_locomo(locomo_file, ks=(1, 2), embedder=HashingEmbedder(64), dcs_weight=0.0,
-                          how=TurnText(before=0),
+                          how=TurnText(before=0), strategies=STRATEGIES,
                           token_counter=lambda s: len(s.split()))
     pq = res.per_question.set_index(["strategy", "qid"])
     # recency picks D2:3 then D2:2: question 1 has gold {D2:3, D2:1}
