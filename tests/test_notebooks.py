@@ -12,7 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
 NOTEBOOKS = ["01_golden_eval.ipynb", "02_grounded_answers.ipynb", "03_eerag_tokens.ipynb", "04_dcs.ipynb",
-             "05_research.ipynb", "10_tune_lsh.ipynb", "11_tune_chunking.ipynb", "12_tune_fusion.ipynb",
+             "05_research.ipynb", "06_eerag_conversation.ipynb", "10_tune_lsh.ipynb", "11_tune_chunking.ipynb",
+             "12_tune_fusion.ipynb",
              "13_tune_dcs.ipynb", "14_tune_eerag.ipynb"]
 
 

@@ -20,7 +20,7 @@ model = None               # chat model for the llm elector: llama, llama:<name>
 k = 10                     # turns in the top-k baseline
 retriever = "bm25"
 conversations = ["conv-26"]
-max_questions = None
+max_questions = 80
 variants = [{"eerag.top_k": 10, "eerag.candidate_k": 20},
             {"eerag.top_k": 10, "eerag.candidate_k": 20, "eerag.summary_tokens": 60}]""",
                                   metadata={"tags": ["parameters"]}))
