@@ -1,6 +1,9 @@
 """Typed errors. Every message says what was expected, what was found, and the fix."""
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 
 class RagbenchError(Exception):
     """Base class of every error ragbench raises on purpose."""
@@ -42,7 +45,15 @@ class TrackingError(RagbenchError):
     """MLflow tracking failed; results were still saved locally."""
 
 
-def expect(condition: bool, error: type[RagbenchError], message: str) -> None:
-    """Raise ``error(message)`` unless ``condition`` holds (user input is checked with raise, never assert)."""
-    if not condition:
-        raise error(message)
+class MissingExtraError(RagbenchError, ImportError):
+    """An optional package is not installed; the message names the ``pip install "ragbench[extra]"`` line."""
+
+
+def require_extra(module: str, extra: str, purpose: str) -> ModuleType:
+    """Import ``module`` of the optional ``extra``, or raise :class:`MissingExtraError` with the install line."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module
+        raise MissingExtraError(f"{purpose} needs the Python package {missing!r}, which is not installed. "
+                                f'Fix: pip install "ragbench[{extra}]"') from None

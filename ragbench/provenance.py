@@ -10,7 +10,7 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from .assets import file_sha256
 from .errors import DataError
@@ -82,10 +82,15 @@ def text_hash(*parts: str) -> str:
     return h.hexdigest()[:16]
 
 
-def provenance(config: Any = None, data: str | None = None, model_sha256: str | None = None) -> dict[str, Any]:
-    """The ``meta.json`` record: config hash, data hash, model sha256, package version, git commit, runtime."""
+def provenance(config: Any = None, data: str | None = None, model_sha256: str | None = None,
+               stages: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``meta.json`` record: config hash, data hash, model sha256, package version, git commit, runtime, and
+    with ``stages`` each named stage's parameter signature (from ``get_params()``:
+    :func:`ragbench.stages.stage_signature`)."""
     from .config import config_hash
+    from .stages import stage_signature
 
+    extra = {"stages": {str(k): stage_signature(v) for k, v in stages.items()}} if stages else {}
     return {
         "config_hash": config_hash(config) if config is not None else None,
         "data_hash": data,
@@ -96,4 +101,5 @@ def provenance(config: Any = None, data: str | None = None, model_sha256: str | 
         "platform": platform.platform(),
         "pid": os.getpid(),
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **extra,
     }

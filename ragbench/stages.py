@@ -58,6 +58,29 @@ class Params:
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
+def stage_signature(stage: object) -> str:
+    """A stage's :meth:`Params.param_signature`; for anything else (a plain callable system, or a stage whose
+    constructor arguments are not stored under their names) its qualified name."""
+    if isinstance(stage, Params):
+        try:
+            return stage.param_signature()
+        except AttributeError:
+            pass
+    return str(getattr(stage, "__qualname__", type(stage).__qualname__))
+
+
+def embedders_of(stage: object) -> list[Embedder]:
+    """The embedders a stage holds (itself, or nested constructor arguments such as a hybrid's vector half), outermost
+    first; [] when it holds none or its parameters cannot be read back."""
+    if isinstance(stage, Embedder):
+        return [stage]
+    try:
+        params = stage.get_params(deep=True) if isinstance(stage, Params) else {}
+    except AttributeError:
+        return []
+    return [v for v in params.values() if isinstance(v, Embedder)]
+
+
 class Embedder(Params, ABC):
     """Text → unit vectors."""
 

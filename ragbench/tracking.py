@@ -231,10 +231,12 @@ def _model_sha(model_sha256: Any) -> str:
 
 
 def run_params(cfg: Any = None, params: Mapping[str, Any] | None = None, data_hash: str | None = None,
-               model_sha256: Any = None) -> dict[str, str]:
+               model_sha256: Any = None, stages: Mapping[str, Any] | None = None) -> dict[str, str]:
     """The params of an evaluating run: the flattened config under its dotted names, the command's own settings
-    (``params``, nested or dotted), and provenance (config hash, data hash, model sha256, package version, git
-    commit)."""
+    (``params``, nested or dotted), provenance (config hash, data hash, model sha256, package version, git
+    commit), and ``stage.<name>``: each stage's parameter signature (stages or signature strings)."""
+    from .stages import stage_signature
+
     from .config import config_hash
     from .provenance import git_commit, package_version
 
@@ -243,13 +245,16 @@ def run_params(cfg: Any = None, params: Mapping[str, Any] | None = None, data_ha
     out.update({"config_hash": config_hash(cfg) if cfg is not None else "none", "data_hash": data_hash or "none",
                 "model_sha256": _model_sha(model_sha256), "package_version": package_version(),
                 "git_commit": git_commit()})
+    out.update({f"stage.{k}": (v if isinstance(v, str) else stage_signature(v))[:6000]
+                for k, v in (stages or {}).items()})
     return out
 
 
 def record_run(experiment: str, run_name: str, cfg: Any = None, metrics: Mapping[str, Any] | None = None,
                params: Mapping[str, Any] | None = None, artifacts: Any = (), data_hash: str | None = None,
                model_sha256: Any = None, tags: Mapping[str, Any] | None = None, enabled: bool = True,
-               timeout: float | None = 10, parent_run_id: str | None = None) -> Recorded:
+               timeout: float | None = 10, parent_run_id: str | None = None,
+               stages: Mapping[str, Any] | None = None) -> Recorded:
     """Log one finished evaluation as an MLflow run, the way every evaluating command does.
 
     ``metrics``: every number of the result (non-numeric and NaN values are left out); ``artifacts``: files or
@@ -266,7 +271,7 @@ def record_run(experiment: str, run_name: str, cfg: Any = None, metrics: Mapping
     for name in ("mlflow", "alembic"):  # database set-up chatter on first use; leave a configured level alone
         if logging.getLogger(name).level == logging.NOTSET:
             logging.getLogger(name).setLevel(logging.WARNING)
-    all_params = run_params(cfg, params, data_hash, model_sha256)
+    all_params = run_params(cfg, params, data_hash, model_sha256, stages)
     # A notebook executed by `ragbench batch` logs its runs nested under the batch's notebook run.
     parent_run_id = parent_run_id or os.environ.get("RAGBENCH_PARENT_RUN_ID") or None
     numeric = {}

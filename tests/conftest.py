@@ -2,6 +2,7 @@
 with a clear reason when it is absent."""
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -16,6 +17,18 @@ def shared_data_dir() -> Path | None:
         if cand.is_dir():
             return cand
     return None
+
+
+def extra(module: str, name: str) -> object:
+    """``module`` of the optional extra ``name``, or the calling test skipped with the extra's install line."""
+    return pytest.importorskip(module, reason=f'the {name} extra is not installed: pip install "ragbench[{name}]"')
+
+
+@pytest.fixture(scope="session")
+def mlflow_installed() -> bool:
+    """Whether MLflow (the ``track`` extra) can be imported: evaluating commands then log a run and report its id,
+    and without it they report ``mlflow_run_id: null`` and keep their results."""
+    return importlib.util.find_spec("mlflow") is not None
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ import json
 import socket
 
 import pytest
+from conftest import extra
 import pytrec_eval
 
 from ragbench import cli
@@ -21,7 +22,7 @@ def no_answers(monkeypatch):
 
 
 def test_eval_golden_json_run_folder_and_mlflow(tmp_path, capsys, no_answers):
-    from mlflow.tracking import MlflowClient
+    MlflowClient = extra("mlflow.tracking", "track").MlflowClient
 
     from ragbench.eval.golden import load_golden
     from ragbench.tracking import tracking_uri
@@ -67,6 +68,8 @@ def test_eval_golden_json_run_folder_and_mlflow(tmp_path, capsys, no_answers):
 
 
 def test_unreachable_tracking_server_still_saves_results(tmp_path, capsys, monkeypatch, no_answers):
+    extra("mlflow", "track")
+    extra("matplotlib", "track")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

@@ -20,7 +20,10 @@ from ragbench.retrieval.factory import (IndexedParts, make_chunker, make_embedde
 from ragbench.retrieval.fusion import HybridRetriever
 from ragbench.retrieval.hashing_embedder import HashingEmbedder
 from ragbench.retrieval.lsh import LshRetriever
+from ragbench.provenance import provenance
 from ragbench.schema import Document
+from ragbench.stages import embedders_of
+from ragbench.tracking import run_params
 from ragbench.tune.objectives import RetrievalObjective
 from ragbench.tune.space import Param, TuneSpec, parse_spec
 from ragbench.config import read_yaml_mapping
@@ -140,3 +143,25 @@ def test_indexed_parts_are_shared_between_configs_that_agree() -> None:
     assert normalize_mode("KEYWORD") == "bm25"
     assert isinstance(make_chunker(c.chunking), WordWindowChunker)
     assert isinstance(parts.part(a, "dense").get_params()["embedder"], HashingEmbedder)
+
+
+def _plain_system(queries):  # a callable system has no parameters: it is named by its function
+    return queries
+
+
+def test_stage_signatures_reach_provenance_and_mlflow_params() -> None:
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "embedding.hashing_dim": 64})
+    hy = make_retriever("hybrid", cfg)
+    assert isinstance(hy, HybridRetriever)
+    assert hy.param_signature() == (
+        "HybridRetriever(keyword=BM25Retriever(k1=1.5, b=0.75, stopwords=False), "
+        "vector=DenseRetriever(embedder=HashingEmbedder(hashing_dim=64)), rrf_k=60, candidate_k=100, rerank=False, "
+        "rerank_weight=0.1, keyword_weight=1.0, dense_weight=1.0, adaptive=0.0)")
+    meta = provenance(cfg, "data", None, stages={"hybrid": hy, "plain": _plain_system})
+    assert meta["stages"] == {"hybrid": hy.param_signature(), "plain": "_plain_system"}
+    assert "stages" not in provenance(cfg)
+    params = run_params(cfg, stages={"hybrid": hy, "named": "BM25Retriever(k1=2)"})
+    assert (params["stage.hybrid"], params["stage.named"]) == (hy.param_signature(), "BM25Retriever(k1=2)")
+    assert params["fusion.keyword_weight"] == "1.0"
+    assert embedders_of(hy) == [hy.vector.get_params()["embedder"]]
+    assert embedders_of(_plain_system) == []

@@ -8,7 +8,7 @@ import warnings
 import pandas as pd
 import pytest
 
-from ragbench.errors import DataError, SchemaError
+from ragbench.errors import ConfigError, DataError
 from ragbench.eval.harness import experiment
 from ragbench.eval.metrics import AnswerGold
 from ragbench.eval.validity import RunValidityWarning
@@ -153,7 +153,7 @@ def test_validity_warn_and_strict_leaves_nothing_written(tmp_path):
 ])
 def test_bad_arguments(kwargs, match):
     args = {"measures": ["RR@2"], **kwargs}
-    with pytest.raises(SchemaError, match=match):
+    with pytest.raises(ConfigError, match=match):
         experiment({"A": fixed_system(RANKED_A)}, QUERIES, QRELS, **args)
-    with pytest.raises(SchemaError, match="no systems"):
+    with pytest.raises(ConfigError, match="no systems"):
         experiment({}, QUERIES, QRELS)

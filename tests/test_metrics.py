@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
-from ragbench.errors import SchemaError
+from ragbench.errors import ConfigError, SchemaError
 from ragbench.eval.metrics import Measure, aggregate, evaluate, parse_measure
 
 
@@ -37,7 +37,7 @@ def test_parse_measure_names_and_aliases():
 
 @pytest.mark.parametrize("bad", ["nDCG@0", "foo@10", "R", "P", "nDCG@x", ""])
 def test_parse_measure_rejects(bad):
-    with pytest.raises(SchemaError):
+    with pytest.raises(ConfigError):
         parse_measure(bad)
 
 
@@ -213,5 +213,5 @@ def test_locomo_evidence_normalisation_and_recall():
     assert evidence_recall(["D1:3", "D2:5"], ["D1:9"], level="session") == 0.5
     assert evidence_recall_at_k(["D1:3"], ["D5:1", "D1:3"], k=1) == 0.0
     assert evidence_recall_at_k(["D1:3"], ["D5:1", "D1:3"], k=2) == 1.0
-    with pytest.raises(SchemaError):
+    with pytest.raises(ConfigError):
         evidence_recall(["D1:1"], [], level="word")

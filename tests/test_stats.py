@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ragbench.errors import SchemaError
+from ragbench.errors import ConfigError, SchemaError
 from ragbench.eval.stats import (EXACT_LIMIT, bonferroni, bootstrap_ci, compare, correct, holm, paired_ttest,
                                  permutation_test, wilcoxon, win_tie_loss)
 
@@ -68,7 +68,7 @@ def test_holm_and_bonferroni_hand_computed():
     assert bonferroni(p) == pytest.approx([0.04, 0.16, 0.12, 0.80])
     assert correct([0.01, float("nan"), 0.04]) == pytest.approx([0.02, float("nan"), 0.04], nan_ok=True)
     assert correct(p, "bonferroni") == pytest.approx(bonferroni(p))
-    with pytest.raises(SchemaError):
+    with pytest.raises(ConfigError):
         correct(p, "bh")
 
 
@@ -86,7 +86,7 @@ def test_bootstrap_matches_scipy_and_constant():
                         rng=np.random.default_rng(11)).confidence_interval
     assert (low, high) == (ref.low, ref.high)
     assert bootstrap_ci([0.5, 0.5, 0.5]) == (0.5, 0.5)
-    with pytest.raises(SchemaError):
+    with pytest.raises(ConfigError):
         bootstrap_ci([0.1, 0.2], confidence=1.5)
 
 

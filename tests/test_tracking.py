@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import extra
 
 from ragbench.config import RagbenchConfig
 from ragbench.errors import DataError, TrackingError
@@ -36,7 +37,7 @@ def test_default_uri_is_pinned_to_project_mlruns(monkeypatch):
 
 
 def test_log_run_params_metrics_tags_artifacts_and_nesting(tmp_path):
-    from mlflow.tracking import MlflowClient
+    MlflowClient = extra("mlflow.tracking", "track").MlflowClient
 
     art = tmp_path / "aggregate.csv"
     art.write_text("system,nDCG@5\nbm25,0.5\n")
@@ -64,6 +65,7 @@ def test_log_run_params_metrics_tags_artifacts_and_nesting(tmp_path):
 
 
 def test_unreachable_server_raises_tracking_error_quickly(monkeypatch):
+    extra("mlflow", "track")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

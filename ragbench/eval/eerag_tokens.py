@@ -50,10 +50,9 @@ class TokenStudy:
 
 
 def plot_tradeoff(curve: pd.DataFrame, path: str | Path) -> None:
-    import matplotlib
+    from .plots import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("the token trade-off plot")
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for system, style, label in (("eerag-policy", "o-", "EE-RAG, policy elector"),

@@ -124,7 +124,7 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
                      params={"eval": {"modes": ",".join(retrievers), "k": k, "seed": seed,
                                       "data": str(golden.folder)}},
                      artifacts=[run_dir / name for name in ARTIFACTS], data_hash=golden.data_hash,
-                     model_sha256=(result.meta or {}).get("model_sha256"),
+                     model_sha256=(result.meta or {}).get("model_sha256"), stages=(result.meta or {}).get("stages"),
                      tags={"dataset": "golden", "run_dir": str(run_dir)}, enabled=log_mlflow,
                      timeout=tracking_timeout)
     return GoldenEval(result, run_dir, plot, rec.run_id, rec.error, rec.skipped)
@@ -133,14 +133,13 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
 def split_measures(table: Any) -> tuple[Any, Any]:
     """(retrieval part, answer part) of an aggregate or per-slice table: columns that parse as retrieval
     measures vs the others, each keeping only the rows where some value applies."""
-    from ..errors import SchemaError
     from .metrics import parse_measure
 
     def is_retrieval(col: str) -> bool:
         try:
             parse_measure(col)
             return True
-        except SchemaError:
+        except ConfigError:
             return False
 
     keys = [c for c in table.columns if c in ("system", "slice", "n")]

@@ -40,10 +40,11 @@ import pandas as pd
 import yaml
 
 from ..config import config_hash, to_dict
-from ..errors import DataError, SchemaError
+from ..errors import ConfigError, DataError, SchemaError
 from ..provenance import provenance, text_hash
 from ..retrieval.base import Retriever
 from ..schema import validate
+from ..stages import embedders_of
 from . import stats
 from .metrics import AnswerGold, evaluate, evaluate_answers, parse_measure
 from .validity import canonical_order, check_run
@@ -222,7 +223,8 @@ def _load_cached(folder: Path, key: str) -> ExperimentResult | None:
 def _model_shas(systems: Mapping[str, Any]) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name, s in systems.items():
-        emb = getattr(s, "embedder", None) or getattr(getattr(s, "dense", None), "embedder", None)
+        found = embedders_of(s)
+        emb = found[0] if found else None
         try:
             out[name] = emb.sha256 if emb is not None else None
         except Exception:  # noqa: BLE001 - a model that cannot be hashed is reported as unknown
@@ -243,16 +245,16 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
                show_progress: bool = False) -> ExperimentResult:
     """Run every system over ``queries``, score, compare with the baseline(s) and optionally save (module doc)."""
     if not systems:
-        raise SchemaError("experiment: no systems given. Fix: pass {name: retriever_or_callable}.")
+        raise ConfigError("experiment: no systems given. Fix: pass {name: retriever_or_callable}.")
     names = [str(n) for n in systems]
     baselines = [] if baseline is None else ([baseline] if isinstance(baseline, str) else list(baseline))
     unknown = [b for b in baselines if b not in names]
     if unknown:
-        raise SchemaError(f"experiment: baseline {unknown} is not a system; systems are {names}.")
+        raise ConfigError(f"experiment: baseline {unknown} is not a system; systems are {names}.")
     if validity not in ("warn", "strict", "off"):
-        raise SchemaError(f"experiment: validity must be warn, strict or off, found {validity!r}.")
+        raise ConfigError(f"experiment: validity must be warn, strict or off, found {validity!r}.")
     if k < 1:
-        raise SchemaError(f"experiment: k must be ≥ 1, found {k}.")
+        raise ConfigError(f"experiment: k must be ≥ 1, found {k}.")
     validate(queries[[c for c in queries.columns if c in ("qid", "query", "conversation_id", "turn")]], "queries")
     queries = queries.assign(qid=queries["qid"].astype(str))
     ret_measures = [str(parse_measure(m)) for m in measures]
@@ -290,7 +292,7 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
         elif callable(system):
             out = _as_frame(system(queries[["qid", "query"]].copy()), name)
         else:
-            raise SchemaError(f"system {name!r} is a {type(system).__name__}; expected a Retriever or a callable.")
+            raise ConfigError(f"system {name!r} is a {type(system).__name__}; expected a Retriever or a callable.")
         if is_answer_table(out):
             if gold is None:
                 raise DataError(f"system {name!r} returned answer records but no gold_answers were given. "
@@ -317,7 +319,7 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
     aggregate = _aggregate(per_query, names, all_measures)
     per_slice = _per_slice(per_query, names, all_measures)
     significance = _significance(per_query, names, baselines, all_measures, seed, n_resamples, correction)
-    meta = provenance(config, dhash, None)
+    meta = provenance(config, dhash, None, stages=systems)
     meta.update({"cache_key": key, "model_sha256": _model_shas(systems), "settings": settings,
                  "n_queries": int(queries["qid"].nunique())})
     result = ExperimentResult(aggregate, per_query, per_slice, significance, runs, answers, meta, folder, False)

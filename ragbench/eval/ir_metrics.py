@@ -19,7 +19,7 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ..errors import SchemaError
+from ..errors import ConfigError, SchemaError
 from ..schema import validate
 
 # ------------------------------------------------------------------------------------ retrieval measures
@@ -108,11 +108,11 @@ class Measure:
 
     def __post_init__(self) -> None:
         if self.name not in _IMPLS:
-            raise SchemaError(f"unknown measure {self.name!r}; expected one of {sorted(_IMPLS)}.")
+            raise ConfigError(f"unknown measure {self.name!r}; expected one of {sorted(_IMPLS)}.")
         if self.cutoff is not None and self.cutoff < 1:
-            raise SchemaError(f"measure {self.name}: cutoff must be ≥ 1, found {self.cutoff}.")
+            raise ConfigError(f"measure {self.name}: cutoff must be ≥ 1, found {self.cutoff}.")
         if self.name in _NEEDS_CUTOFF and self.cutoff is None:
-            raise SchemaError(f"measure {self.name} needs a cutoff, e.g. {self.name}@10. Fix: add @k.")
+            raise ConfigError(f"measure {self.name} needs a cutoff, e.g. {self.name}@10. Fix: add @k.")
 
     def __str__(self) -> str:
         rel = f"(rel={self.rel})" if self.rel != 1 else ""
@@ -132,7 +132,7 @@ def parse_measure(measure: "str | Measure") -> Measure:
     m = _PATTERN.match(str(measure))
     name = _ALIASES.get(m.group(1).lower()) if m else None
     if m is None or name is None:
-        raise SchemaError(
+        raise ConfigError(
             f"cannot parse measure {measure!r}; expected NAME[(rel=N)][@k] with NAME in "
             f"{sorted(_IMPLS)} (e.g. 'nDCG@10', 'R@100', 'RR@10', 'AP'). Fix: correct the spelling.")
     return Measure(name, int(m.group(3)) if m.group(3) else None, int(m.group(2)) if m.group(2) else 1)
@@ -168,7 +168,7 @@ def evaluate(run: pd.DataFrame, qrels: pd.DataFrame,
     """
     parsed = [parse_measure(m) for m in measures]
     if not parsed:
-        raise SchemaError("evaluate: no measures given. Fix: pass e.g. ['nDCG@10', 'R@100'].")
+        raise ConfigError("evaluate: no measures given. Fix: pass e.g. ['nDCG@10', 'R@100'].")
     judged = qrels_dict(qrels)
     ranked = rankings(run)
     rows: list[tuple[str, str, float]] = []

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import require_extra
+
 #: Measures that are counts, not rates in [0, 1]: drawn on their own axis.
 COUNT_MEASURES = ("context_tokens", "model_calls", "latency_ms", "context_size")
 
@@ -12,6 +14,14 @@ COUNT_MEASURES = ("context_tokens", "model_calls", "latency_ms", "context_size")
 def is_count(measure: str) -> bool:
     """Whether a measure is a count (tokens, calls, milliseconds) rather than a rate in [0, 1]."""
     return str(measure) in COUNT_MEASURES or str(measure).endswith(("_tokens", "_ms", "_calls"))
+
+
+def pyplot(purpose: str = "plotting") -> Any:
+    """``matplotlib.pyplot`` on the file-only Agg backend, or :class:`~ragbench.errors.MissingExtraError` with the
+    install line when matplotlib is absent."""
+    matplotlib = require_extra("matplotlib", "track", purpose)
+    matplotlib.use("Agg")
+    return require_extra("matplotlib.pyplot", "track", purpose)
 
 
 def _bars(ax: Any, data: Any, width: float, labels: bool) -> None:
@@ -24,10 +34,7 @@ def _bars(ax: Any, data: Any, width: float, labels: bool) -> None:
 def bar_chart(aggregate: Any, path: str | Path, title: str = "golden set") -> Path:
     """Grouped bars, one group per measure and one bar per system: rates on a 0–1 axis, counts (context tokens,
     model calls) on a second panel with their own axis."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("the result bar chart")
 
     data = aggregate.dropna(axis=1, how="all")
     rates = data[[c for c in data.columns if not is_count(c)]]

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..errors import DataError, SchemaError
+from ..errors import ConfigError, DataError
 
 
 
@@ -132,7 +132,7 @@ def evidence_recall(gold: Iterable[str], selected: Iterable[str], level: str = "
         g = [x.split(":")[0] for x in g]
         s = {x.split(":")[0] for x in s}
     elif level != "turn":
-        raise SchemaError(f"evidence_recall: level must be 'turn' or 'session', found {level!r}.")
+        raise ConfigError(f"evidence_recall: level must be 'turn' or 'session', found {level!r}.")
     if not g:
         return 1.0
     return sum(1 for x in g if x in s) / len(g)
@@ -141,7 +141,7 @@ def evidence_recall(gold: Iterable[str], selected: Iterable[str], level: str = "
 def evidence_recall_at_k(gold: Iterable[str], ranked: Sequence[str], k: int, level: str = "turn") -> float:
     """:func:`evidence_recall` of the first ``k`` selected ids."""
     if k < 1:
-        raise SchemaError(f"evidence_recall_at_k: k must be ≥ 1, found {k}.")
+        raise ConfigError(f"evidence_recall_at_k: k must be ≥ 1, found {k}.")
     return evidence_recall(gold, list(ranked)[:k], level)
 
 

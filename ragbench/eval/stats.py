@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
-from ..errors import SchemaError
+from ..errors import ConfigError, SchemaError
 
 #: Up to this many non-zero pairs the permutation test enumerates all 2^n sign flips (exact p-value).
 EXACT_LIMIT = 16
@@ -112,7 +112,7 @@ def correct(pvalues: Sequence[float], method: str = "holm") -> list[float]:
     """Adjust a family of p-values with ``holm`` (default) or ``bonferroni``; NaN entries are left out of the
     family and stay NaN."""
     if method not in CORRECTIONS:
-        raise SchemaError(f"unknown correction {method!r}; expected one of {sorted(CORRECTIONS)}.")
+        raise ConfigError(f"unknown correction {method!r}; expected one of {sorted(CORRECTIONS)}.")
     vals = [float(p) for p in pvalues]
     keep = [i for i, p in enumerate(vals) if not math.isnan(p)]
     adjusted = CORRECTIONS[method]([vals[i] for i in keep]) if keep else []
@@ -129,7 +129,7 @@ def bootstrap_ci(values: Sequence[float], confidence: float = 0.95, n_resamples:
     if v.ndim != 1 or v.size == 0 or np.isnan(v).any():
         raise SchemaError("bootstrap_ci: expected a non-empty 1-D list of numbers without NaN.")
     if not 0 < confidence < 1:
-        raise SchemaError(f"bootstrap_ci: confidence must be in (0, 1), found {confidence}.")
+        raise ConfigError(f"bootstrap_ci: confidence must be in (0, 1), found {confidence}.")
     if np.all(v == v[0]):
         return float(v[0]), float(v[0])
     res = sps.bootstrap((v,), np.mean, confidence_level=confidence, n_resamples=n_resamples, method="percentile",

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..config import read_yaml_mapping
-from ..errors import ConfigError, TrackingError
+from ..errors import ConfigError, TrackingError, require_extra
 
 #: Environment variable carrying the batch's notebook run id into the kernel (read by ragbench.tracking).
 PARENT_ENV = "RAGBENCH_PARENT_RUN_ID"
@@ -122,7 +122,7 @@ def _first_line(exc: BaseException) -> str:
 
 def run_batch(batch: Batch, track: bool = True, show_progress: bool = False) -> BatchReport:
     """Execute every job (failures recorded, not raised) and log each to MLflow when ``track``."""
-    import papermill as pm
+    pm = require_extra("papermill", "notebooks", "ragbench batch (running notebooks)")
     from tqdm.auto import tqdm
 
     report = BatchReport()

@@ -16,6 +16,9 @@ from typing import Any, Sequence
 import pandas as pd
 
 from ..config import config_hash, flatten
+from ..errors import require_extra
+from ..eval.plots import pyplot
+from .storage import quiet_experimental
 from .space import TuneSpec
 
 STATUS = {"COMPLETE": "FINISHED", "PRUNED": "KILLED", "FAIL": "FAILED"}
@@ -51,10 +54,7 @@ def _complete(study: Any) -> list[Any]:
 
 def plot_history(study: Any, spec: TuneSpec, metrics: Sequence[str], path: Path) -> Path | None:
     """Objective value per trial and the running best (primary objective)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("tuning plots")
 
     done = _complete(study)
     if not done:
@@ -84,24 +84,22 @@ def plot_history(study: Any, spec: TuneSpec, metrics: Sequence[str], path: Path)
 
 def importances(study: Any, seed: int = 0) -> dict[str, float]:
     """fANOVA importance of each parameter for the primary objective ({} when it cannot be computed)."""
-    import optuna
+    optuna = require_extra("optuna", "tune", "parameter importance")
 
     done = _complete(study)
     if len(done) < 2:
         return {}
     try:
-        return optuna.importance.get_param_importances(
-            study, target=lambda t: t.values[0],
-            evaluator=optuna.importance.FanovaImportanceEvaluator(seed=seed))
+        with quiet_experimental():
+            return optuna.importance.get_param_importances(
+                study, target=lambda t: t.values[0],
+                evaluator=optuna.importance.FanovaImportanceEvaluator(seed=seed))
     except (RuntimeError, ValueError, ZeroDivisionError):  # e.g. every completed trial had the same params
         return {}
 
 
 def plot_importance(imp: dict[str, float], spec: TuneSpec, path: Path) -> Path | None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("tuning plots")
 
     if not imp:
         return None
@@ -117,10 +115,7 @@ def plot_importance(imp: dict[str, float], spec: TuneSpec, path: Path) -> Path |
 
 
 def plot_pareto(study: Any, metrics: Sequence[str], spec: TuneSpec, path: Path) -> Path | None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("tuning plots")
 
     if len(metrics) < 2:
         return None

@@ -37,7 +37,7 @@ from typing import Any, Mapping
 import yaml
 
 from ..config import RagbenchConfig, config_hash, field_names, flatten, from_dict, read_yaml_mapping, with_overrides
-from ..errors import ConfigError
+from ..errors import ConfigError, require_extra
 
 KINDS = ("int", "float", "choice")
 DIRECTIONS = {"maximize": "maximize", "max": "maximize", "minimize": "minimize", "min": "minimize"}
@@ -64,7 +64,7 @@ class Param:
 
     def distribution(self) -> Any:
         """The matching Optuna distribution."""
-        import optuna.distributions as d
+        d = require_extra("optuna.distributions", "tune", "tuning")
 
         if self.kind == "choice":
             return d.CategoricalDistribution(list(self.choices))

@@ -15,10 +15,12 @@ import errno
 import json
 import os
 import time
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from ..errors import StoreError
+from ..errors import StoreError, require_extra
 
 RDB_SCHEMES = ("postgresql", "postgres", "mysql", "sqlite", "oracle", "mssql")
 
@@ -82,19 +84,27 @@ class TimeoutLock:  # Optuna's file backend only calls acquire() and release()
             pass
 
 
+@contextmanager
+def quiet_experimental() -> Iterator[None]:
+    """Optuna's ``ExperimentalWarning`` silenced inside the block only (heartbeats, the Wilcoxon pruner and fANOVA
+    carry it and it says nothing actionable); the process's own warning filters are left as they were."""
+    optuna = require_extra("optuna", "tune", "tuning")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        yield
+
+
 def open_storage(url: str, lock_timeout: float = 60.0) -> Any:
     """An Optuna storage for ``url`` (see the module doc); problems raise :class:`StoreError`."""
-    import optuna
+    optuna = require_extra("optuna", "tune", "tuning (Optuna storage)")
 
     if url == ":memory:":
         return optuna.storages.InMemoryStorage()
     if is_rdb(url):
-        import warnings
-
-        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # heartbeat_interval
         try:
-            return optuna.storages.RDBStorage(url, heartbeat_interval=30, grace_period=120,
-                                              engine_kwargs={"pool_pre_ping": True})
+            with quiet_experimental():  # heartbeat_interval is "experimental"
+                return optuna.storages.RDBStorage(url, heartbeat_interval=30, grace_period=120,
+                                                  engine_kwargs={"pool_pre_ping": True})
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             raise StoreError(f"cannot open the Optuna storage {describe(url)}: {first}. Fix: check that the "
@@ -106,11 +116,12 @@ def open_storage(url: str, lock_timeout: float = 60.0) -> Any:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create the folder of the Optuna journal {path}: {exc}.") from exc
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
+    storages = require_extra("optuna.storages", "tune", "tuning (Optuna storage)")
+    JournalStorage = storages.JournalStorage
+    JournalFileBackend = require_extra("optuna.storages.journal", "tune", "tuning").JournalFileBackend
 
     try:
-        return JournalStorage(JournalFileBackend(str(path), lock_obj=TimeoutLock(path, lock_timeout)))  # type: ignore[arg-type]  # duck-typed
+        return JournalStorage(JournalFileBackend(str(path), lock_obj=TimeoutLock(path, lock_timeout)))
     except StoreError:
         raise
     except (ValueError, KeyError, TypeError, json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 
 from ..config import RagbenchConfig, config_hash
-from ..errors import ConfigError, DataError, StoreError
+from ..errors import ConfigError, DataError, StoreError, require_extra
 from .objectives import Objective, make_objective, split_units
 from .space import TuneSpec, spec_to_dict
-from .storage import is_rdb, journal_path, open_storage
+from .storage import is_rdb, journal_path, open_storage, quiet_experimental
 
 log = logging.getLogger(__name__)
 FINISHED = ("COMPLETE", "PRUNED", "FAIL")
@@ -67,7 +67,7 @@ def default_storage(spec: TuneSpec) -> str:
 
 def make_sampler(spec: TuneSpec, worker: int = 0) -> Any:
     """The spec's sampler, seeded with ``seed + worker`` (worker 0 reproduces a one-process run)."""
-    import optuna
+    optuna = require_extra("optuna", "tune", "tuning")
 
     seed = spec.seed + worker
     opts = dict(spec.sampler_options)
@@ -82,7 +82,7 @@ def make_sampler(spec: TuneSpec, worker: int = 0) -> Any:
 
 
 def make_pruner(prepared: Prepared) -> Any:
-    import optuna
+    optuna = require_extra("optuna", "tune", "tuning")
 
     opts = {k: v for k, v in prepared.spec.pruner_options.items() if k != "batch"}
     if not prepared.prunes:
@@ -91,7 +91,8 @@ def make_pruner(prepared: Prepared) -> Any:
         return optuna.pruners.MedianPruner(**opts)
     opts.setdefault("p_threshold", 0.1)
     opts.setdefault("n_startup_steps", 5)
-    return optuna.pruners.WilcoxonPruner(**opts)
+    with quiet_experimental():
+        return optuna.pruners.WilcoxonPruner(**opts)
 
 
 # ----------------------------------------------------------------------------------------------- one trial
@@ -104,7 +105,7 @@ def _means(per: pd.DataFrame, metrics: Sequence[str]) -> dict[str, float]:
 
 def evaluate_trial(trial: Any, prepared: Prepared) -> float | tuple[float, ...]:
     """The Optuna objective: sample, build the config, evaluate the tuning split (reporting per query)."""
-    import optuna
+    optuna = require_extra("optuna", "tune", "tuning")
 
     spec = prepared.spec
     try:
@@ -152,18 +153,14 @@ def evaluate_trial(trial: Any, prepared: Prepared) -> float | tuple[float, ...]:
 
 
 def _quiet_optuna() -> None:
-    import warnings
-
-    import optuna
+    optuna = require_extra("optuna", "tune", "tuning")
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    # WilcoxonPruner and fANOVA carry "experimental" warnings that say nothing actionable.
-    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 
 def load_or_create(spec: TuneSpec, storage: Any, prepared: Prepared | None = None, worker: int = 0) -> Any:
     """Create the study, or load it when it exists with the same fingerprint (else :class:`ConfigError`)."""
-    import optuna
+    optuna = require_extra("optuna", "tune", "tuning")
 
     directions: list[Any] = list(spec.directions)  # "maximize" / "minimize", checked by parse_spec
     sampler = make_sampler(spec, worker)
@@ -193,7 +190,7 @@ def finished_count(study: Any) -> int:
 
 def fail_stale(study: Any) -> int:
     """Mark trials left RUNNING by a stopped process as failed (journal and in-memory storages: one coordinator)."""
-    from optuna.trial import TrialState
+    TrialState = require_extra("optuna.trial", "tune", "tuning").TrialState
 
     n = 0
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
@@ -205,8 +202,8 @@ def fail_stale(study: Any) -> int:
 
 
 def _optimize(study: Any, prepared: Prepared, n_trials: int, budget: int, show_progress: bool) -> None:
-    from optuna.study import MaxTrialsCallback
-    from optuna.trial import TrialState
+    MaxTrialsCallback = require_extra("optuna.study", "tune", "tuning").MaxTrialsCallback
+    TrialState = require_extra("optuna.trial", "tune", "tuning").TrialState
 
     if n_trials <= 0:
         return

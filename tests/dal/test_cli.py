@@ -5,7 +5,7 @@ from ragbench.dal.session import loopback_rewrite
 from ragbench.dal.testweb import GRAPHQL_QUESTION
 
 
-def test_research_command_json_and_outputs(web, tmp_path, capsys):
+def test_research_command_json_and_outputs(web, tmp_path, capsys, mlflow_installed):
     out = tmp_path / "out"
     code = main(["research", GRAPHQL_QUESTION, "--search-url", web.search_url, "--as-of", "2025-06-01",
                  "--embedder", "hashing", "--out", str(out), "--json", "--config", str(_fast_config(tmp_path))])
@@ -15,7 +15,7 @@ def test_research_command_json_and_outputs(web, tmp_path, capsys):
     last = json.loads(captured.out)
     assert list(last) == ["passes_completed", "sources_used", "is_complete", "sub_topics", "gaps", "unresolvable",
                           "mlflow_run_id"]
-    assert last["mlflow_run_id"]
+    assert bool(last["mlflow_run_id"]) == mlflow_installed
     assert last["passes_completed"] == 2 and last["is_complete"] is True and len(last["sub_topics"]) == 5
     assert all(list(s) == ["topic", "confidence", "sources"] for s in last["sub_topics"])
     assert f'\nquery: "{GRAPHQL_QUESTION}"\n' in captured.err

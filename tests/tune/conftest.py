@@ -117,3 +117,8 @@ def postgres_url():
     finally:
         run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def require(module: str, extra: str) -> Any:
+    """``module`` imported, or the calling test module skipped with the install line of its ``extra``."""
+    return pytest.importorskip(module, reason=f'the {extra} extra is not installed: pip install "ragbench[{extra}]"')

@@ -4,15 +4,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import nbformat
 import pytest
-from mlflow.tracking import MlflowClient
 
 from ragbench.cli import main
 from ragbench.errors import ConfigError
 from ragbench.tune.batch import load_batch
 
-from .conftest import write_yaml
+from .conftest import require, write_yaml
+
+nbformat = require("nbformat", "notebooks")
+MlflowClient = require("mlflow.tracking", "track").MlflowClient
 
 
 def _notebook(path: Path, body: str) -> Path:

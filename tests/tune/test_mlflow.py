@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 
-import optuna
-from mlflow.tracking import MlflowClient
 
 from ragbench.tune.run import run_study
 from ragbench.tune.space import parse_spec
 from ragbench.tune.storage import open_storage
 
-from .conftest import _free_port, tiny_spec
+from .conftest import require, _free_port, tiny_spec
+
+optuna = require("optuna", "tune")
+MlflowClient = require("mlflow.tracking", "track").MlflowClient
 
 
 def test_nested_runs_written(tmp_path, tiny_beir, monkeypatch):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import optuna
 import pytest
 
 from ragbench.config import field_names
@@ -11,7 +10,9 @@ from ragbench.errors import ConfigError
 from ragbench.tune.space import Param, load_spec, parse_param, parse_spec
 from ragbench.tune.sweep import prepare
 
-from .conftest import tiny_spec, write_yaml
+from .conftest import require, tiny_spec, write_yaml
+
+optuna = require("optuna", "tune")
 
 
 @pytest.mark.parametrize("name, text, expected", [

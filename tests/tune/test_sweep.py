@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import optuna
 import pandas as pd
 import pytest
 import yaml
@@ -23,7 +22,9 @@ from ragbench.tune.space import load_spec, parse_spec
 from ragbench.tune.storage import open_storage
 from ragbench.tune.sweep import optimize, prepare
 
-from .conftest import tiny_spec, write_yaml
+from .conftest import require, tiny_spec, write_yaml
+
+optuna = require("optuna", "tune")
 
 ROOT = Path(__file__).resolve().parents[2]
 SPACE3 = {"bm25.k1": "float[0.5, 2.0]", "bm25.b": "float[0, 1]", "bm25.stopwords": "choice[true, false]"}

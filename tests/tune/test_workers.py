@@ -2,14 +2,15 @@
 file and through a real PostgreSQL server."""
 from __future__ import annotations
 
-import optuna
 import pytest
 
 from ragbench.tune.space import parse_spec
 from ragbench.tune.storage import open_storage
 from ragbench.tune.sweep import optimize, prepare, shares
 
-from .conftest import tiny_spec
+from .conftest import require, tiny_spec
+
+optuna = require("optuna", "tune")
 
 SPACE = {"bm25.k1": "float[0.5, 2.0]", "bm25.b": "float[0, 1]", "bm25.stopwords": "choice[true, false]"}
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...config import RagbenchConfig
-from ...errors import ConfigError, DataError, SchemaError
+from ...errors import ConfigError, DataError
 from .base import COLUMNS, DatasetRef, Objective, _require, embedder_for, register_objective
 
 
@@ -43,7 +43,7 @@ class RetrievalObjective(Objective):
 
         try:
             return str(parse_measure(measure))
-        except SchemaError as exc:
+        except ConfigError as exc:
             raise ConfigError(f"metric {measure!r} cannot be produced by the retrieval objective: {exc} "
                               f"It also offers {', '.join(self.EXTRA)}.") from None
 
