@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -174,7 +175,7 @@ def run_converse(path: str | Path, cfg: RagbenchConfig | None = None, chat_model
         for summary_tokens, members in groups.items():
             with KnowledgeStore.open(":memory:") as store:
                 system = Conversation(store, conv.sample_id, base, chat_model, embedder,
-                                      clock=lambda c=clock: c["now"], persist_dcs=False)
+                                      clock=partial(clock.__getitem__, "now"), persist_dcs=False)
                 replay(conv, system, texts, summary_tokens, clock)
                 pipelines = _pipelines(store, system, members, chat_model, embedder)
                 memory = system.retriever.memories()

@@ -70,9 +70,10 @@ def digest_study(data_dir: str | Path, chat_model: ChatModel, cfg: RagbenchConfi
             if len(rows) >= n:
                 break
             hits = retriever.search(query, k=k)
-            chunks = [store.get_chunk(h.chunk_id) for h in hits]
-            shown = [(i + 1, c.summary) for i, c in enumerate(chunks) if c is not None]
-            elected = [(num, chunks[num - 1]) for num in elector.elect(query, shown)]
+            found = [store.get_chunk(h.chunk_id) for h in hits]
+            chunks = {i + 1: c for i, c in enumerate(found) if c is not None}  # numbered from 1, as shown
+            shown = [(num, c.summary) for num, c in chunks.items()]
+            elected = [(num, chunks[num]) for num in elector.elect(query, shown)]
             if not elected:
                 continue
             gold = [c for _, c in elected if c.doc_id in relevant.get(qid, set())]
