@@ -104,7 +104,7 @@ class AnnConfig:
     nprobe: int = 16
     exact_below: float = 0.05
     threads: int = 1
-    seed: int = 42
+    seed: int | None = None  # IVF training-sample seed; None: the config's top-level ``seed``
 
 
 @dataclass(frozen=True)

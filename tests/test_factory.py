@@ -15,7 +15,7 @@ from ragbench.errors import ConfigError
 from ragbench.retrieval.bm25 import BM25Retriever
 from ragbench.retrieval.chunking import SentenceChunker, WordWindowChunker
 from ragbench.retrieval.embedding_cache import CachedEmbedder
-from ragbench.retrieval.factory import (IndexedParts, make_chunker, make_embedder, make_retriever,
+from ragbench.retrieval.factory import (IndexedParts, make_chunker, make_embedder, make_part, make_retriever,
                                         normalize_mode)
 from ragbench.retrieval.fusion import HybridRetriever
 from ragbench.retrieval.hashing_embedder import HashingEmbedder
@@ -166,3 +166,11 @@ def test_stage_signatures_reach_provenance_and_mlflow_params() -> None:
     assert params["fusion.keyword_weight"] == "1.0"
     assert embedders_of(hy) == [hy.vector.get_params()["embedder"]]
     assert embedders_of(_plain_system) == []
+
+
+def test_the_config_seed_reaches_every_seeded_part() -> None:
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "seed": 7})
+    assert make_part("lsh", cfg).get_params()["seed"] == 7
+    assert make_part("ann", cfg).get_params()["seed"] == 7  # constructing it needs no faiss; indexing would
+    assert make_part("lsh", with_overrides(cfg, {"lsh.seed": 3})).get_params()["seed"] == 3
+    assert make_part("ann", with_overrides(cfg, {"ann.seed": 5})).get_params()["seed"] == 5

@@ -47,6 +47,18 @@ def _make(document: Document, seq: int, start: int, end: int) -> Chunk:
     return Chunk(chunk_id(document.doc_id, seq, text), document.doc_id, seq, start, end, text)
 
 
+def _from_spans(document: Document, spans: list[tuple[int, int]], trim: bool) -> list[Chunk]:
+    """Chunks of the spans that hold any non-whitespace text, numbered in order; ``trim`` first narrows each span
+    to exclude its leading and trailing whitespace."""
+    chunks: list[Chunk] = []
+    for start, end in spans:
+        if trim:
+            start, end = _trimmed(document.text, start, end)
+        if document.text[start:end].strip():
+            chunks.append(_make(document, len(chunks), start, end))
+    return chunks
+
+
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     """Narrow ``[start, end)`` to exclude leading and trailing whitespace."""
     while start < end and text[start].isspace():
@@ -134,12 +146,7 @@ class SentenceChunker(Chunker):
     def chunk(self, document: Document) -> list[Chunk]:
         self.validate()
         _check_document(document)
-        chunks: list[Chunk] = []
-        for start, end in self.spans(document.text):
-            start, end = _trimmed(document.text, start, end)
-            if end > start:
-                chunks.append(_make(document, len(chunks), start, end))
-        return chunks
+        return _from_spans(document, self.spans(document.text), trim=True)
 
 
 class FixedSizeChunker(Chunker):
@@ -171,11 +178,7 @@ class FixedSizeChunker(Chunker):
     def chunk(self, document: Document) -> list[Chunk]:
         self.validate()
         _check_document(document)
-        chunks: list[Chunk] = []
-        for start, end in self.spans(document.text):
-            if document.text[start:end].strip():
-                chunks.append(_make(document, len(chunks), start, end))
-        return chunks
+        return _from_spans(document, self.spans(document.text), trim=False)
 
 
 class WholeDocumentChunker(Chunker):

@@ -133,6 +133,11 @@ def lsh_seed(cfg: RagbenchConfig) -> int:
     return cfg.seed if cfg.lsh.seed is None else cfg.lsh.seed
 
 
+def ann_seed(cfg: RagbenchConfig) -> int:
+    """The seed of the ANN index's training sample: ``ann.seed`` when set, else the config's ``seed``."""
+    return cfg.seed if cfg.ann.seed is None else cfg.ann.seed
+
+
 #: ``part(kind)`` → the retriever for one part (``bm25`` | ``dense`` | ``lsh``) of a system.
 PartSource = Callable[[str], Retriever]
 
@@ -154,7 +159,7 @@ def _vector_part(kind: str, cfg: RagbenchConfig, embedder: Embedder) -> DenseRet
     if kind == "ann":
         from .ann import AnnRetriever  # faiss is optional: imported only when asked for
 
-        return AnnRetriever(embedder, **dataclasses.asdict(cfg.ann))
+        return AnnRetriever(embedder, **{**dataclasses.asdict(cfg.ann), "seed": ann_seed(cfg)})
     raise ConfigError(f"unknown retriever part {kind!r}; expected bm25, dense, lsh or ann.")
 
 
@@ -215,7 +220,7 @@ class IndexedParts:
             key: tuple[Any, ...] = (kind, config_hash(cfg.chunking), config_hash(cfg.bm25))
             return self._parts.get(key, lambda: make_part(kind, cfg).index(self.chunks(cfg), self.acls, self.titles))
         extra = ((config_hash(cfg.lsh), lsh_seed(cfg)) if kind == "lsh" else
-                 (config_hash(cfg.ann),) if kind == "ann" else ())
+                 (config_hash(cfg.ann), ann_seed(cfg)) if kind == "ann" else ())
         key = (kind, config_hash(cfg.chunking), config_hash(cfg.embedding), *extra)
 
         def make() -> Retriever:
