@@ -2,29 +2,22 @@
 ``section.param`` names (``lsh.tables``, ``dcs.weights.intent``, …).
 
 Each seed system owns one section class below; add fields there (with a default) and they become tunable,
-loggable and hashable with no other change.
+loggable and hashable with no other change. The machinery (type-checked building, overrides, flattening, hashing,
+YAML) is :mod:`ragbench.config_tools`, re-exported here.
 """
 from __future__ import annotations
 
-import dataclasses
-import difflib
-import hashlib
-import json
-import math
-import types
-import typing
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Any, Mapping
 
-import yaml
+from .config_tools import (config_hash, dump_config, flatten, from_dict, read_yaml_mapping, to_dict,
+                           with_overrides)
 
-from .errors import ConfigError
-
-T = TypeVar("T")
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off"})
-
+__all__ = ["AnnConfig", "AnswerConfig", "Bm25Config", "ChunkingConfig", "DalConfig", "DcsConfig", "DcsWeights",
+           "EeragConfig", "EmbeddingConfig", "FusionConfig", "LlmConfig", "LshConfig", "RagbenchConfig",
+           "RetrievalConfig", "config_hash", "dump_config", "field_names", "flatten", "from_dict", "load_config",
+           "read_yaml_mapping", "to_dict", "with_overrides"]
 
 @dataclass(frozen=True)
 class ChunkingConfig:
@@ -295,153 +288,9 @@ class RagbenchConfig:
     llm: LlmConfig = field(default_factory=LlmConfig)
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _coerce(value: Any, hint: Any, name: str) -> Any:
-    """``value`` checked against (and converted to) the field's type; strings from the CLI are parsed."""
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        inner = [a for a in args if a is not type(None)]
-        return _coerce(value, inner[0], name)
-    if origin is typing.Literal:
-        if value not in args:
-            raise ConfigError(f"{name}: expected one of {list(args)}, found {value!r}.")
-        return value
-    if isinstance(hint, type) and is_dataclass(hint):
-        if isinstance(value, hint):
-            return value
-        if value is None:  # an empty YAML section ("dcs:") means the defaults
-            return hint()
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{name}: expected a mapping of fields, found {value!r}. Fix: give a YAML mapping.")
-        return from_dict(hint, value, prefix=name + ".")
-    if origin in (tuple, list):
-        if isinstance(value, str):  # CLI form: "a,b,c"
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{name}: expected a list, found {value!r}. Fix: give a YAML list or 'a,b,c'.")
-        item = args[0] if args else Any
-        items = [_coerce(v, item, f"{name}[{i}]") for i, v in enumerate(value)]
-        return tuple(items) if origin is tuple else items
-    if origin is dict:
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{name}: expected a mapping, found {value!r}.")
-        vt = args[1] if len(args) == 2 else Any
-        return {k: _coerce(v, vt, f"{name}.{k}") for k, v in value.items()}
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        raise ConfigError(f"{name}: expected true or false, found {value!r}.")
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise ConfigError(f"{name}: expected an integer, found {value!r}.")
-        if isinstance(value, int):
-            return value
-        try:
-            f = float(value)
-        except ValueError:
-            raise ConfigError(f"{name}: expected an integer, found {value!r}.") from None
-        if not math.isfinite(f) or f != int(f):
-            raise ConfigError(f"{name}: expected an integer, found {value!r}.")
-        return int(f)
-    if hint is float:
-        if isinstance(value, bool):
-            raise ConfigError(f"{name}: expected a number, found {value!r}.")
-        try:
-            f = float(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{name}: expected a number, found {value!r}.") from None
-        if math.isnan(f):
-            raise ConfigError(f"{name}: expected a number, found NaN.")
-        return f
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{name}: expected a string, found {value!r}. Fix: quote it in YAML.")
-        return value
-    return value
-
-
-def from_dict(cls: type[T], data: Mapping[str, Any] | None, prefix: str = "") -> T:
-    """Build ``cls`` from a (nested) mapping; unknown keys raise with the list of valid ones."""
-    if data is not None and not isinstance(data, Mapping):
-        raise ConfigError(f"{prefix.rstrip('.') or 'config'}: expected a mapping of fields, found "
-                          f"{type(data).__name__}. Fix: give a YAML mapping.")
-    data = dict(data or {})
-    hints = _hints(cls)
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]  # T is any config dataclass
-    unknown = sorted(set(data) - set(names))
-    if unknown:
-        valid = ", ".join(prefix + n for n in names)
-        raise ConfigError(f"unknown config field(s) {', '.join(prefix + u for u in unknown)}. Valid fields: {valid}.")
-    kwargs = {k: _coerce(v, hints[k], prefix + k) for k, v in data.items()}
-    return cls(**kwargs)
-
-
-def to_dict(cfg: Any) -> dict[str, Any]:
-    """Nested plain-dict form (YAML/JSON-safe)."""
-    return dataclasses.asdict(cfg)
-
-
-def flatten(cfg: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"lsh.tables": 10, "dcs.weights.intent": 0.5, …}`` from a config dataclass or a nested mapping."""
-    items = ((f.name, getattr(cfg, f.name)) for f in fields(cfg)) if is_dataclass(cfg) else dict(cfg or {}).items()
-    out: dict[str, Any] = {}
-    for name, v in items:
-        if is_dataclass(v) or isinstance(v, Mapping):
-            out.update(flatten(v, f"{prefix}{name}."))
-        else:
-            out[f"{prefix}{name}"] = v
-    return out
-
-
 def field_names(cls: type = RagbenchConfig) -> list[str]:
     """Every valid dotted field name of a config class."""
     return list(flatten(cls()).keys())
-
-
-def with_overrides(cfg: T, overrides: Mapping[str, Any]) -> T:
-    """A copy of ``cfg`` with dotted-name overrides applied and type-checked."""
-    nested = to_dict(cfg)
-    valid = set(flatten(cfg))
-    for key, value in overrides.items():
-        if key not in valid:
-            close = difflib.get_close_matches(str(key), sorted(valid), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"unknown config field {key!r}.{hint} Valid fields: {', '.join(sorted(valid))}.")
-        node = nested
-        parts = key.split(".")
-        for p in parts[:-1]:
-            node = node[p]
-        node[parts[-1]] = value
-    return from_dict(type(cfg), nested)
-
-
-def config_hash(cfg: Any) -> str:
-    """Stable SHA-256 (first 16 hex) of the canonical JSON of a config; same in every process."""
-    payload = json.dumps(to_dict(cfg) if is_dataclass(cfg) else cfg, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
-
-
-def read_yaml_mapping(path: str | Path, kind: str) -> dict[str, Any]:
-    """The top-level mapping of a YAML file (empty file → ``{}``); ``kind`` names the file in errors
-    ("config", "batch", "experiment")."""
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"{kind} file {p} does not exist. Fix: check the path.")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{kind} file {p} is not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{kind} file {p}: expected a mapping at the top level, found {type(data).__name__}.")
-    return data
 
 
 def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> RagbenchConfig:
@@ -451,7 +300,3 @@ def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | N
     return with_overrides(cfg, overrides or {})
 
 
-def dump_config(cfg: Any, path: str | Path) -> None:
-    """Write ``cfg`` as YAML (sections in declaration order); :func:`load_config` reads it back equal."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")

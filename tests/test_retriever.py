@@ -73,6 +73,8 @@ def test_vector_mode_without_embedder_builds_one_from_config():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_retriever_from_store_applies_acls_and_titles(mode):
+    if mode == "ann":
+        pytest.importorskip("faiss", reason='the ann extra (faiss) is not installed: pip install "ragbench[ann]"')
     with KnowledgeStore.open(":memory:") as store:
         store.ingest(DOCS, WholeDocumentChunker())
         # 2-bit LSH codes: with 10 tables every vector near the query shares a bucket somewhere

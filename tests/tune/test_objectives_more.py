@@ -14,7 +14,7 @@ from ragbench.tune.objectives import make_objective
 from ragbench.tune.space import parse_spec
 from ragbench.tune.sweep import optimize, prepare
 
-from .conftest import tiny_spec
+from .conftest import require, tiny_spec
 
 HASHING = {"embedding.model": "hashing", "embedding.hashing_dim": 64, "embedding.cache": False}
 LOCOMO = [{
@@ -97,6 +97,7 @@ def test_chat_model_from_config(tmp_path):
 
 
 def test_grid_sampler_visits_every_combination_once(tmp_path, tiny_beir):
+    require("optuna", "tune")
     space = {"bm25.stopwords": "choice[true, false]", "bm25.k1": "float[1.0, 1.5, step=0.5]"}
     spec = parse_spec(tiny_spec(tmp_path, tiny_beir, trials=4, sampler={"name": "grid"}, space=space), tmp_path)
     study = optimize(spec, prepare(spec), ":memory:", 4)
