@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, require_extra
 from ..retrieval.retriever import MODES
 from ._common import add_config_options, add_retriever_option, parse_sets
 
@@ -127,13 +127,10 @@ def _run_uvicorn(uvicorn: Any, host: str, port: int, workers: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        import uvicorn
-
-        from ..serve.app import authenticator
-    except ImportError as exc:
-        raise ConfigError(f"`ragbench serve` needs the serve extra ({exc.name} is missing). "
-                          "Fix: pip install 'ragbench[serve]'.") from None
+    for module in ("fastapi", "jwt", "prometheus_client"):
+        require_extra(module, "serve", "ragbench serve")
+    uvicorn = require_extra("uvicorn", "serve", "ragbench serve")
+    from ..serve.app import authenticator
     from ..serve.settings import SETTINGS_ENV, ServeSettings
 
     overrides = parse_sets(args.set)

@@ -3,13 +3,13 @@
 The answering service is not changed: its retriever and chat model are wrapped in proxies whose ``search`` /
 ``complete`` run inside ``rag.retrieve`` / ``rag.generate`` spans (the Enterprise source's span names). The
 OpenTelemetry SDK and OTLP exporter are the optional extra ``otel``; asking for tracing without them is a
-:class:`~ragbench.errors.ConfigError` naming the pip command.
+:class:`~ragbench.errors.MissingExtraError` naming the pip command.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import require_extra
 from .logs import current_request_id
 
 
@@ -27,14 +27,13 @@ class Tracer:
     def setup(self, endpoint: str | None, service_name: str = "ragbench-serve") -> Tracer:
         if not endpoint:
             return self
-        try:  # the optional extra `otel`, imported only when tracing is on
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-            from opentelemetry.sdk.resources import Resource
-            from opentelemetry.sdk.trace import TracerProvider
-            from opentelemetry.sdk.trace.export import BatchSpanProcessor
-        except ImportError:
-            raise ConfigError("serve.otlp_endpoint is set but the OpenTelemetry SDK / OTLP exporter is missing. "
-                              "Fix: pip install 'ragbench[otel]' (or unset serve.otlp_endpoint).") from None
+        purpose = "serve.otlp_endpoint (OpenTelemetry tracing)"
+        exporter = require_extra("opentelemetry.exporter.otlp.proto.http.trace_exporter", "otel", purpose)
+        resources = require_extra("opentelemetry.sdk.resources", "otel", purpose)
+        sdk = require_extra("opentelemetry.sdk.trace", "otel", purpose)
+        export = require_extra("opentelemetry.sdk.trace.export", "otel", purpose)
+        OTLPSpanExporter, Resource = exporter.OTLPSpanExporter, resources.Resource
+        TracerProvider, BatchSpanProcessor = sdk.TracerProvider, export.BatchSpanProcessor
         self._provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
         self._provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint, timeout=5)))
         self._tracer = self._provider.get_tracer("ragbench.serve")

@@ -11,8 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import jwt
+import pytest
 
+#: The serve extra; a module importing these helpers is skipped with the install line when it is missing.
+REASON = 'the serve extra is not installed: pip install "ragbench[serve]"'
+for _module in ("fastapi", "uvicorn", "prometheus_client"):
+    pytest.importorskip(_module, reason=REASON)
+jwt = pytest.importorskip("jwt", reason=REASON)
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "test-secret-" + "x" * 40
 FAST = ["--set", "embedding.model=hashing", "--set", "answer.extractive_semantic=false"]

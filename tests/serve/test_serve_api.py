@@ -17,10 +17,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 import yaml
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 
-from .helpers import FAST, Server, bearer, token
+from .helpers import FAST, Server, bearer, token  # first: skips the module when the serve extra is missing
+
+from cryptography.hazmat.primitives import serialization  # PyJWT[crypto]
+from cryptography.hazmat.primitives.asymmetric import ec
 
 ISS, AUD = "https://idp.test", "ragbench-test"
 RATE = 12

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import pytest
 
+from .helpers import SECRET, token  # first: skips the module when the serve extra is missing
+
 from ragbench.errors import ConfigError
 from ragbench.schema import Classification
 from ragbench.serve.auth import Authenticator, AuthError, principal_from_claims
 from ragbench.serve.ratelimit import RateLimiter
 from ragbench.serve.settings import ServeSettings, load_settings
-
-from .helpers import SECRET, token
 
 
 class Clock:
