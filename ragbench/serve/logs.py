@@ -17,7 +17,8 @@ from typing import Any
 REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("ragbench_request_id", default=None)
 #: Accepted incoming ``X-Request-ID`` values; anything else is replaced (ids end up in logs and headers).
 _VALID_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+# Record attributes that are not fields of a line (uvicorn's color_message duplicates msg with terminal escapes).
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName", "color_message"}
 
 
 def request_id_from(header: str | None) -> str:
