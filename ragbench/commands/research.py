@@ -1,7 +1,8 @@
 """``ragbench research "QUESTION"``: multi-pass web research (RAG-DAL). Prints the coverage report with every
 confidence explained; writes report, entries and the grounded prompt to ``--out``; logs an MLflow run (experiment
 ``ragbench-research``). With ``--json`` stdout is one JSON line with the keys passes_completed, sources_used,
-is_complete, sub_topics, gaps, unresolvable and mlflow_run_id.
+is_complete, sub_topics, gaps, unresolvable, answer (text, refusal, sources and the claims each sentence rests on)
+and mlflow_run_id. The answer is read like ``ragbench ask`` answers (``--model``, default the extractive reader).
 
 ``--testweb`` starts the local test web (ragbench.dal.testweb) and researches it; a loopback ``--search-url``
 (e.g. a test web started with ``python -m ragbench.dal.testweb``) maps page URLs to that server automatically."""
@@ -73,12 +74,9 @@ def run(args: argparse.Namespace) -> int:
             if args.as_of is None:
                 overrides["dal.as_of"] = "2025-06-01"
         cfg = load_cfg(args, overrides)
-        chat = decomposer = None
-        if args.model or args.decompose_with:
-            from ..llm import make_chat_model
+        from ..llm import make_chat_model
 
-            chat = make_chat_model(args.model) if args.model else None
-            decomposer = make_chat_model(args.decompose_with) if args.decompose_with else None
+        decomposer = make_chat_model(args.decompose_with) if args.decompose_with else None
         store = None
         if args.store:
             from ..store import KnowledgeStore
@@ -91,11 +89,21 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if store is not None:
                 store.close()
+    # The answer goes through the same reader, grounding and refusal as `ask` (default: the extractive reader).
+    from ..dal.answer import render, research_answer
+
+    model_name = args.model or cfg.answer.chat_model
+    chat = make_chat_model(model_name, embedder=researcher.embedder) if model_name else None
+    answer = research_answer(result, chat, cfg.answer, researcher.embedder) if chat is not None else None
     out.text(result.report.render())
+    if answer is not None:
+        out.text("", render(answer))
     if args.out:
-        paths = write_outputs(result, args.out, chat)
+        paths = write_outputs(result, args.out, chat, answer)
         out.text(f"\nwrote {', '.join(str(p) for p in paths.values())}")
     record = json.loads(json_line(result))
+    if answer is not None:
+        record["answer"] = answer.to_dict()
     rec = record_run(EXPERIMENT, "research", cfg, _metrics(result.report.summary_dict()),
                      params={"research": {"question": args.question, "model": args.model, "testweb": args.testweb}},
                      artifacts=[args.out], data_hash=text_hash(args.question), enabled=not args.no_mlflow,

@@ -14,7 +14,8 @@ from ..retrieval.base import Embedder
 from .fetch import PageFetcher
 from .http import PoliteClient, UrlRewrite
 from .hub import KnowledgeHub
-from .prompt import answer, grounded_prompt
+from .answer import ResearchAnswer, render, research_answer
+from .prompt import grounded_prompt
 from .research import Researcher, ResearchResult
 from .search import DuckDuckGoBackend
 
@@ -48,8 +49,11 @@ def build_researcher(cfg: RagbenchConfig, embedder: Embedder | None = None, hub:
                       chat_model=chat_model, hub=hub, show_progress=show_progress)
 
 
-def write_outputs(result: ResearchResult, out: str | Path, chat_model: ChatModel | None = None) -> dict[str, Path]:
-    """``report.json``, ``report.yaml``, ``report.txt``, ``entries.json``, ``prompt.txt`` (and ``answer.txt``)."""
+def write_outputs(result: ResearchResult, out: str | Path, chat_model: ChatModel | None = None,
+                  answer: "ResearchAnswer | None" = None) -> dict[str, Path]:
+    """``report.json``, ``report.yaml``, ``report.txt``, ``entries.json``, ``prompt.txt`` (and, with an answer or
+    a chat model to answer with, ``answer.txt`` — the answer and the claims each sentence rests on — and
+    ``answer.json``)."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {name: folder / name for name in ("report.json", "report.yaml", "report.txt", "entries.json",
@@ -61,9 +65,13 @@ def write_outputs(result: ResearchResult, out: str | Path, chat_model: ChatModel
                                                 ensure_ascii=False), encoding="utf-8")
     prompt = grounded_prompt(result) if result.facts_by_source() else ""
     paths["prompt.txt"].write_text(prompt, encoding="utf-8")
-    if chat_model is not None and prompt:
+    if answer is None and chat_model is not None and prompt:
+        answer = research_answer(result, chat_model)
+    if answer is not None:
         paths["answer.txt"] = folder / "answer.txt"
-        paths["answer.txt"].write_text(answer(result, chat_model, prompt).text + "\n", encoding="utf-8")
+        paths["answer.txt"].write_text(render(answer) + "\n", encoding="utf-8")
+        paths["answer.json"] = folder / "answer.json"
+        paths["answer.json"].write_text(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
     return paths
 
 

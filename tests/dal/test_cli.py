@@ -14,13 +14,18 @@ def test_research_command_json_and_outputs(web, tmp_path, capsys, mlflow_install
     assert len(captured.out.splitlines()) == 1  # --json: one line on stdout; the report went to stderr
     last = json.loads(captured.out)
     assert list(last) == ["passes_completed", "sources_used", "is_complete", "sub_topics", "gaps", "unresolvable",
-                          "mlflow_run_id"]
+                          "answer", "mlflow_run_id"]
     assert bool(last["mlflow_run_id"]) == mlflow_installed
+    # The default extractive reader answers from the sources (it used to refuse always), citing them per sentence.
+    answer = last["answer"]
+    assert answer["refused"] is False and answer["sources"] and answer["sentences"]
+    assert all(s["source_url"] in answer["sources"] and s["claims"] and s["sub_topics"] for s in answer["sentences"])
     assert last["passes_completed"] == 2 and last["is_complete"] is True and len(last["sub_topics"]) == 5
     assert all(list(s) == ["topic", "confidence", "sources"] for s in last["sub_topics"])
     assert f'\nquery: "{GRAPHQL_QUESTION}"\n' in captured.err
-    assert sorted(p.name for p in out.iterdir()) == ["entries.json", "prompt.txt", "report.json", "report.txt",
-                                                     "report.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == ["answer.json", "answer.txt", "entries.json", "prompt.txt",
+                                                     "report.json", "report.txt", "report.yaml"]
+    assert json.loads((out / "answer.json").read_text()) == answer
     assert json.loads((out / "report.json").read_text())["sources_used"] == last["sources_used"]
     assert len(json.loads((out / "entries.json").read_text())) == last["sources_used"]
     assert (out / "prompt.txt").read_text().startswith(f"TASK: {GRAPHQL_QUESTION}")

@@ -229,3 +229,24 @@ def test_bad_arguments(web):
         make_researcher(web).run(" ")
     with pytest.raises(DataError, match="max_passes"):
         make_researcher(web, max_passes=5).run(Q)
+
+
+def test_research_answer_goes_through_the_reader_grounding_and_refusal(full):
+    from ragbench.dal.answer import render, research_answer, source_hits
+    from ragbench.llm import ExtractiveChatModel
+
+    a = research_answer(full, ExtractiveChatModel(max_sentences=1))
+    assert (a.refused, a.support_ratio) == (False, 1.0)
+    fact = "In mobile performance benchmarks GraphQL reduced bandwidth by 40 percent compared with REST."
+    assert a.answer == f"{fact} [3]"
+    [s] = a.sentences
+    assert s.source_url == source_hits(full)[2].doc_id == a.sources[0]
+    assert s.claims == (fact,)
+    assert s.sub_topics == ("Performance comparison (latency, bandwidth, caching)",)
+    assert "claim: In mobile performance benchmarks" in render(a)
+    # A reply that is not grounded in the sources is refused like `ask` refuses it.
+    made_up = research_answer(full, FakeChat("Penguins live in Antarctica [1]."))
+    assert (made_up.refused, made_up.refusal_reason) == (True, "insufficient-grounding")
+    off_topic = research_answer(full, FakeChat("Penguins prefer SOAP to GraphQL [1]."))
+    assert off_topic.refusal_reason == "unanswerable-question"  # grounded by one word, answers nothing
+    assert research_answer(full, FakeChat("I don't know.")).refusal_reason == "model-refused"
