@@ -268,3 +268,21 @@ def test_missing_folder_and_files(tmp_path: Path) -> None:
     (folder / "principals.yaml").unlink()
     with pytest.raises(DataError, match=r"principals.yaml:0: field 'principals': file not found"):
         load_golden(folder)
+
+
+def test_binary_or_non_utf8_files_are_data_errors_naming_the_file(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    doc = folder / "docs" / "hr-leave.md"
+    doc.write_bytes(doc.read_bytes().replace(b"Annual leave", b"Annual l\xe9ave", 1))  # Latin-1, not UTF-8
+    with pytest.raises(DataError, match=r"hr-leave\.md:\d+: not UTF-8 text \(byte 0xe9 at offset \d+\)"):
+        load_golden(folder)
+    doc.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    with pytest.raises(DataError, match=r"hr-leave\.md:2: a binary file \(NUL byte at offset 8\)"):
+        load_golden(folder)
+    folder = _copy(tmp_path / "2")
+    (folder / "questions.jsonl").write_bytes(b'{"qid": "g001"}\n\xff\xfe')
+    with pytest.raises(DataError, match=r"questions\.jsonl:2: not UTF-8 text \(byte 0xff"):
+        load_golden(folder)
+    (folder / "principals.yaml").write_bytes(b"principals:\n\x00")
+    with pytest.raises(DataError, match=r"principals\.yaml:2: a binary file"):
+        load_golden(folder)

@@ -119,6 +119,23 @@ def _fail(path: Path, line: int, fieldname: str, problem: str, fix: str) -> Data
     return DataError(f"{path}:{line}: field {fieldname!r}: {problem}. Fix: {fix}.")
 
 
+def _read_text(path: Path) -> str:
+    """The file as UTF-8 text; a binary (NUL bytes) or non-UTF-8 file is a :class:`DataError` naming the file and
+    the line of the first bad byte."""
+    data = path.read_bytes()
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data[:nul].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: a binary file (NUL byte at offset {nul}), not UTF-8 text. "
+                        "Fix: golden files are UTF-8 text; remove or convert this file.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}). "
+                        "Fix: save the file as UTF-8.") from None
+
+
 def _line_map(node: yaml.Node | None, offset: int, prefix: tuple = ()) -> dict[tuple, int]:
     """Path (keys / list indices) → 1-based line, from a composed YAML node tree."""
     lines: dict[tuple, int] = {}
@@ -165,7 +182,7 @@ def _classification(value: Any, path: Path, line: int, name: str) -> Classificat
 def _load_principals(path: Path) -> dict[str, Principal]:
     if not path.is_file():
         raise _fail(path, 0, "principals", "file not found", "create principals.yaml (see data/golden/README.md)")
-    data, lines = _parse_yaml(path.read_text(encoding="utf-8"), path, 0, "principals")
+    data, lines = _parse_yaml(_read_text(path), path, 0, "principals")
     if not isinstance(data, dict) or not isinstance(data.get("principals"), list) or not data["principals"]:
         raise _fail(path, 1, "principals", "expected a top-level 'principals:' list with at least one entry",
                     "start the file with 'principals:' followed by '- user_id: …' items")
@@ -199,7 +216,7 @@ def _load_principals(path: Path) -> dict[str, Principal]:
 
 def _load_document(path: Path, folder: Path) -> tuple[Document, int]:
     """One Markdown document; returns it with the line of its ``id`` field (for duplicate reports)."""
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path)
     all_lines = text.splitlines()
     if not all_lines or all_lines[0].strip() != "---":
         raise _fail(path, 1, "front matter", "the file does not start with a '---' line",
@@ -348,7 +365,7 @@ def _load_questions(path: Path, principals: Mapping[str, Principal],
         raise _fail(path, 0, "questions", "file not found", "create questions.jsonl (one JSON object per line)")
     questions: list[GoldenQuestion] = []
     line_of: dict[str, int] = {}
-    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, raw in enumerate(_read_text(path).splitlines(), 1):
         if not raw.strip():
             continue
         try:
