@@ -277,7 +277,7 @@ def test_binary_or_non_utf8_files_are_data_errors_naming_the_file(tmp_path: Path
     with pytest.raises(DataError, match=r"hr-leave\.md:\d+: not UTF-8 text \(byte 0xe9 at offset \d+\)"):
         load_golden(folder)
     doc.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-    with pytest.raises(DataError, match=r"hr-leave\.md:2: a binary file \(NUL byte at offset 8\)"):
+    with pytest.raises(DataError, match=r"hr-leave\.md:3: a binary file \(NUL byte at offset 8\)"):
         load_golden(folder)
     folder = _copy(tmp_path / "2")
     (folder / "questions.jsonl").write_bytes(b'{"qid": "g001"}\n\xff\xfe')
