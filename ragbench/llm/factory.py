@@ -65,11 +65,11 @@ def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: 
 def chat_model_for(cfg: RagbenchConfig, name: str | None = None, embedder: Any = None) -> ChatModel:
     """The chat model a whole config describes: ``name`` (a command's ``--model``), else ``llm.model``, else
     ``answer.chat_model``; ``llm.temperature`` and ``llm.max_tokens`` reach the openai and llama models (the
-    extractive model is deterministic and has neither)."""
+    extractive model is deterministic and has neither), and the config's ``seed`` seeds llama's sampling."""
     chosen = (name or cfg.llm.model or cfg.answer.chat_model).strip()
     kind = chosen.lower().partition(":")[0]
     sampling = {"temperature": cfg.llm.temperature, "max_tokens": cfg.llm.max_tokens}
     if kind in ("extractive", "openai"):
         return make_chat_model(replace(cfg.answer, chat_model=chosen), embedder=embedder,
                                **(sampling if kind == "openai" else {}))
-    return make_chat_model(chosen, embedder=embedder, **sampling)
+    return make_chat_model(chosen, embedder=embedder, seed=cfg.seed, **sampling)  # llama: seeded sampling

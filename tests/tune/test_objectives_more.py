@@ -94,6 +94,8 @@ def test_chat_model_from_config(tmp_path):
     gguf.write_bytes(b"GGUF")
     llama = chat_model_for(with_overrides(cfg, {"llm.model": "openai", "llm.temperature": 0.5}), f"llama:{gguf}")
     assert llama.model_id == "llama.cpp:tiny@t=0.5" and llama.temperature == 0.5
+    assert llama.seed == 42  # the config's seed (RagbenchConfig().seed) seeds llama's sampling
+    assert chat_model_for(with_overrides(cfg, {"seed": 3}), f"llama:{gguf}").seed == 3
 
 
 def test_grid_sampler_visits_every_combination_once(tmp_path, tiny_beir):
