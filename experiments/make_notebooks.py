@@ -19,7 +19,8 @@ NOTEBOOKS = {
                     "`WilcoxonPruner` (per-question values reported as the trial runs), then confirms the best "
                     "configuration on the held-out 30 % against the base configuration with a paired test."),
     "11_tune_chunking": ("golden_chunking.yaml", 12, "Tuning chunking on the golden set (two objectives)",
-                         "Window size and overlap decide both what retrieval can find and how many tokens the top "
+                         "The chunking strategy (word windows, sentence packing or fixed-size character windows) "
+                         "and its sizes decide both what retrieval can find and how many tokens the top "
                          "chunks put into a prompt. This sweep has two objectives — nDCG@10 (maximise) and the "
                          "context tokens of the top-k chunks (minimise) — so its result is a Pareto front; the "
                          "front's best-nDCG trial is confirmed on the held-out questions."),

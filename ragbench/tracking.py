@@ -170,8 +170,11 @@ class Tracker:
             db = _sqlite_path(self.uri)
             if db is not None:
                 db.parent.mkdir(parents=True, exist_ok=True)
-            from mlflow.tracking import MlflowClient
-
+            try:
+                from mlflow.tracking import MlflowClient
+            except ImportError:
+                raise TrackingError('MLflow is not installed, so nothing was logged (results are saved locally). '
+                                    'Fix: pip install "ragbench[track]", or pass --no-mlflow.') from None
             self._client = self._call("connect", MlflowClient, tracking_uri=self.uri)
         return self._client
 

@@ -120,3 +120,20 @@ def test_slices_json_nests_system_tag_measure():
                                "nDCG@5": 0.5}])
     assert golden_run.slices_json(per_slice) == {"answer": {"direct": {"RefusalAccuracy": 1.0}},
                                                  "dense": {"direct": {"nDCG@5": 0.5}}}
+
+
+def test_counts_are_drawn_apart_from_rates(tmp_path):
+    import pandas as pd
+
+    from ragbench.eval.plots import bar_chart, is_count, panels
+
+    assert [m for m in ("nDCG@5", "R@5", "RefusalAccuracy", "FactInAnswer", "ContextTokens", "ModelCalls",
+                        "context_tokens", "latency_ms", "LeakedDocs") if is_count(m)] == [
+        "ContextTokens", "ModelCalls", "context_tokens", "latency_ms", "LeakedDocs"]
+    agg = pd.DataFrame({"nDCG@5": [0.8, None], "RefusalAccuracy": [None, 0.9], "ContextTokens": [None, 546.4]},
+                       index=["bm25", "answer"])
+    assert panels(agg) == [["nDCG@5", "RefusalAccuracy"], ["ContextTokens"]]
+    assert panels(agg[["nDCG@5"]]) == [["nDCG@5"]]
+    path = bar_chart(agg, tmp_path / "m.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert bar_chart(agg, tmp_path / "again.png").read_bytes() == path.read_bytes()  # same numbers, same bytes

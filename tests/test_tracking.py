@@ -104,3 +104,50 @@ def test_git_commit_and_provenance(tmp_path):
     meta = provenance({"a": 1}, "d1", "m1")
     assert meta["data_hash"] == "d1" and meta["model_sha256"] == "m1" and len(meta["config_hash"]) == 16
     assert meta["package_version"] == package_version() == "0.1.0"
+
+
+def test_without_mlflow_results_stay_local_and_the_message_says_how_to_install(monkeypatch):
+    import builtins
+
+    from ragbench.tracking import record_run
+
+    real = builtins.__import__
+
+    def no_mlflow(name, *args, **kwargs):
+        if name == "mlflow" or name.startswith("mlflow."):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_mlflow)
+    rec = record_run("x", "y", RagbenchConfig(), {"m": 1.0})
+    assert rec.run_id is None and rec.error is None and 'pip install "ragbench[track]"' in rec.skipped
+    with pytest.raises(TrackingError, match=r'pip install "ragbench\[track\]"'):
+        Tracker("x").start_run("y")
+    assert record_run("x", "y", enabled=False).skipped == "MLflow logging off (--no-mlflow)"
+
+
+def test_record_run_params_provenance_metrics_and_parent_from_the_environment(tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    from ragbench.config import config_hash
+    from ragbench.tracking import record_run
+
+    art = tmp_path / "per_query.csv"
+    art.write_text("qid,value\nq1,1\n")
+    cfg = RagbenchConfig()
+    rec = record_run("test-record", "run-a", cfg, {"nDCG@10": 0.5, "label": "not a number", "n": 3},
+                     params={"eval": {"k": 10}}, artifacts=[art, tmp_path / "missing.png", None],
+                     data_hash="d1", model_sha256={"dense": "abc", "bm25": None})
+    assert rec.error is None and rec.skipped is None
+    client = MlflowClient(tracking_uri())
+    run = client.get_run(rec.run_id)
+    p = run.data.params
+    assert (p["bm25.k1"], p["eval.k"], p["config_hash"], p["data_hash"], p["model_sha256"]) == (
+        "1.5", "10", config_hash(cfg), "d1", "abc")
+    assert p["git_commit"] == git_commit() and p["package_version"] == package_version()
+    assert run.data.tags["config_hash"] == config_hash(cfg)
+    assert run.data.metrics == {"nDCG_at_10": 0.5, "n": 3.0}
+    assert [a.path for a in client.list_artifacts(rec.run_id)] == ["per_query.csv"]
+    monkeypatch.setenv("RAGBENCH_PARENT_RUN_ID", rec.run_id)
+    child = record_run("test-record", "run-b", None, {"x": 1.0})
+    assert client.get_run(child.run_id).data.tags["mlflow.parentRunId"] == rec.run_id

@@ -2,18 +2,29 @@
 numbers)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import require_extra
 
-#: Measures that are counts, not rates in [0, 1]: drawn on their own axis.
-COUNT_MEASURES = ("context_tokens", "model_calls", "latency_ms", "context_size")
+#: Name endings (in snake case) of measures that are counts, not rates in [0, 1]: drawn on their own axis.
+COUNT_SUFFIXES = ("_tokens", "_calls", "_ms", "_size", "_docs", "_seconds")
 
 
 def is_count(measure: str) -> bool:
-    """Whether a measure is a count (tokens, calls, milliseconds) rather than a rate in [0, 1]."""
-    return str(measure) in COUNT_MEASURES or str(measure).endswith(("_tokens", "_ms", "_calls"))
+    """Whether a measure is a count (tokens, calls, milliseconds, documents) rather than a rate in [0, 1]:
+    ``ContextTokens``, ``context_tokens``, ``ModelCalls``, ``latency_ms``, ``LeakedDocs``…"""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", str(measure)).lower()
+    return snake.endswith(COUNT_SUFFIXES)
+
+
+def panels(aggregate: Any) -> list[list[str]]:
+    """The measure columns of each panel: rates (0–1 axis) first, then counts (their own axis); empty panels and
+    all-NaN columns are left out."""
+    data = aggregate.dropna(axis=1, how="all")
+    parts = [[c for c in data.columns if not is_count(c)], [c for c in data.columns if is_count(c)]]
+    return [p for p in parts if p]
 
 
 def pyplot(purpose: str = "plotting") -> Any:
@@ -37,20 +48,18 @@ def bar_chart(aggregate: Any, path: str | Path, title: str = "golden set") -> Pa
     plt = pyplot("the result bar chart")
 
     data = aggregate.dropna(axis=1, how="all")
-    rates = data[[c for c in data.columns if not is_count(c)]]
-    counts = data[[c for c in data.columns if is_count(c)]]
+    parts = [data[cols] for cols in panels(data)]
     width = 0.8 / max(1, len(data.index))
-    panels = [p for p in (rates, counts) if len(p.columns)]
-    ratios = [max(1, len(p.columns)) for p in panels] or [1]
-    fig, axes = plt.subplots(1, len(panels) or 1, figsize=(max(6, 1.4 * len(data.columns) + 2), 4), dpi=100,
+    ratios = [len(p.columns) for p in parts] or [1]
+    fig, axes = plt.subplots(1, len(parts) or 1, figsize=(max(6, 1.4 * len(data.columns) + 2), 4), dpi=100,
                              gridspec_kw={"width_ratios": ratios}, squeeze=False)
-    for n, (ax, part) in enumerate(zip(axes[0], panels, strict=False)):
+    for n, (ax, part) in enumerate(zip(axes[0], parts, strict=False)):
         _bars(ax, part, width, labels=n == 0)
-        if part is rates:
+        if is_count(part.columns[0]):
+            ax.set_ylabel("count (mean per question)")
+        else:
             ax.set_ylim(0, 1.05)
             ax.set_ylabel("rate (mean over questions)")
-        else:
-            ax.set_ylabel("count (mean per question)")
     fig.suptitle(title)
     if len(data.index):
         fig.legend(loc="lower center", ncol=min(6, len(data.index)), fontsize="small", frameon=False)
