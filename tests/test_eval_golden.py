@@ -123,6 +123,7 @@ def test_slices_json_nests_system_tag_measure():
 
 
 def test_counts_are_drawn_apart_from_rates(tmp_path):
+    pytest.importorskip("matplotlib")
     import pandas as pd
 
     from ragbench.eval.plots import bar_chart, is_count, panels
