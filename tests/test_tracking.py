@@ -127,6 +127,7 @@ def test_without_mlflow_results_stay_local_and_the_message_says_how_to_install(m
 
 
 def test_record_run_params_provenance_metrics_and_parent_from_the_environment(tmp_path, monkeypatch):
+    pytest.importorskip("mlflow")
     from mlflow.tracking import MlflowClient
 
     from ragbench.config import config_hash
