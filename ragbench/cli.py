@@ -10,7 +10,7 @@ import logging
 import sys
 from typing import Sequence
 
-from .errors import RagbenchError
+from .errors import EXIT_BAD_INPUT, RagbenchError
 
 #: Sub-command modules, in help order.
 COMMANDS = ["index", "search", "eval", "ask", "chat", "eerag", "dcs", "research", "dal", "tune", "batch", "serve"]
@@ -32,12 +32,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_BAD_INPUT
+    # Exit statuses (docs/design.md): 0 success, 1 the job ran with recorded failures (the command returns it, or
+    # a typed error of a failing service), 2 bad input (a typed error, or argparse's own usage errors).
     try:
         return int(args.func(args) or 0)
     except RagbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_status
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        print(f"error: cannot use {exc.filename}: {exc.strerror or exc}. Fix: check the path and its permissions.",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

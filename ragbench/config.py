@@ -253,6 +253,8 @@ class DalConfig:
     timeout: float = 20.0
     retries: int = 3
     backoff: float = 0.5
+    response_deadline: float = 60.0  # seconds for one response, body included (a dripping server cannot stall it)
+    run_deadline: float = 900.0      # seconds for a whole research run; the report keeps what was found by then
     max_page_bytes: int = 2_000_000
     max_text_chars: int = 100_000
 

@@ -103,7 +103,7 @@ def test_bad_input_writes_nothing(tmp_path):
         run_beir(data, "train", "bm25", store_path=tmp_path / "s.sqlite", run_path=tmp_path / "r.run")
     assert not (tmp_path / "s.sqlite").exists() and not (tmp_path / "r.run").exists()
     assert main(["eval", "beir", str(data), "--retriever", "bm25", "--store", str(tmp_path / "s.sqlite"),
-                 "--split", "nope", "--json"]) == 1
+                 "--split", "nope", "--json"]) == 2
     other = write_beir(tmp_path / "other")
     (other / "corpus.jsonl").write_text(json.dumps({"_id": "zz", "title": "", "text": "zebra"}) + "\n")
     (other / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tzz\t1\n")

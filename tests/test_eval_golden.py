@@ -99,7 +99,7 @@ def test_unknown_retriever_is_a_usage_error(tmp_path, capsys):
 def test_bad_input_fails_cleanly_without_writing(tmp_path, capsys, args, message, no_answers):
     out = tmp_path / "run"
     code = cli.main(["eval", "golden", "--out", str(out), "--no-mlflow"] + FAST + args)
-    assert code == 1
+    assert code == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
 

@@ -171,12 +171,12 @@ def test_index_and_search_bad_input(tmp_path, capsys):
     from ragbench.cli import main
 
     docs, store, cfg = _files(tmp_path), tmp_path / "kb.sqlite", _cfg(tmp_path)
-    assert main(["index", str(docs / "skip.pdf"), "--store", str(store), "--config", cfg]) == 1
-    assert main(["index", str(docs / "pto.md"), str(tmp_path / "missing.md"), "--store", str(store)]) == 1
+    assert main(["index", str(docs / "skip.pdf"), "--store", str(store), "--config", cfg]) == 2
+    assert main(["index", str(docs / "pto.md"), str(tmp_path / "missing.md"), "--store", str(store)]) == 2
     assert not store.exists()  # every file is checked before the store is opened
     assert "does not exist" in capsys.readouterr().err
-    assert main(["search", "q", "--store", str(store), "--retriever", "bm25"]) == 1
+    assert main(["search", "q", "--store", str(store), "--retriever", "bm25"]) == 2
     assert not store.exists()
     assert main(["index", str(docs), "--store", str(store), "--config", cfg, "--no-embed"]) == 0
-    assert main(["search", "q", "--store", str(store), "--retriever", "bm25", "-k", "0"]) == 1
+    assert main(["search", "q", "--store", str(store), "--retriever", "bm25", "-k", "0"]) == 2
     assert "k must be" in capsys.readouterr().err

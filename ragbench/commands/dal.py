@@ -1,6 +1,7 @@
 """``ragbench dal watch PATH|URL… [--store S] [--once]``: the DAL ingestion pipeline. Folders are watched for new,
 changed and deleted files; URLs ending in .rss/.atom/.xml (or containing "feed", or given with --feed) are feeds;
-other URLs are pages. Each round re-processes only what changed; Ctrl-C stops."""
+other URLs are pages. Each round re-processes only what changed; Ctrl-C stops. Exit status 1 when a source failed
+(an unreachable feed, an unreadable file: listed in the output), 2 on bad input."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +9,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from ..errors import EXIT_FAILURES, EXIT_OK
 from ._common import Output, add_config_options, add_output_options, load_cfg, show_progress
 
 DEFAULT_STORE = ".ragbench/dal.sqlite"
@@ -87,9 +89,11 @@ def watch(args: argparse.Namespace) -> int:
             out.text(f"added {rep.added}, updated {rep.updated}, unchanged {rep.unchanged}, deleted {rep.deleted}, "
                      f"duplicates {rep.duplicates}, chunks {rep.chunks}, errors {len(rep.errors)}",
                      *(f"  [{e.stage}/{e.kind}] {e.source}: {e.message}" for e in rep.errors))
+            # Exit status 1 when a source failed in the (last) round: its errors are printed above.
+            status = EXIT_FAILURES if any(e.fatal for e in rep.errors) else EXIT_OK
             if args.once:
-                return 0
+                return status
             try:
                 time.sleep(args.interval)
             except KeyboardInterrupt:
-                return 0
+                return status

@@ -4,8 +4,12 @@ confidence explained; writes report, entries and the grounded prompt to ``--out`
 is_complete, sub_topics, gaps, unresolvable, answer (text, refusal, sources and the claims each sentence rests on)
 and mlflow_run_id. The answer is read like ``ragbench ask`` answers (``--model``, default the extractive reader).
 
-``--testweb`` starts the local test web (ragbench.dal.testweb) and researches it; a loopback ``--search-url``
-(e.g. a test web started with ``python -m ragbench.dal.testweb``) maps page URLs to that server automatically."""
+``--testweb`` starts the local test web (ragbench.dal.testweb) and researches it. Page URLs are fetched as the
+search engine returns them (through HTTP_PROXY/HTTPS_PROXY when set) unless ``--url-rewrite`` is given: with a
+template, or bare for the test-web convention of the search server (``<server>/site/{host}{path}``).
+
+Exit status 0 on success, 1 when every search failed or ``dal.run_deadline`` cut the run short (the report and the
+outputs are still written), 2 on bad input."""
 from __future__ import annotations
 
 import argparse
@@ -23,7 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("research", help="multi-pass web research with credibility tiers and coverage report")
     p.add_argument("question", metavar="QUESTION", help="the research question")
     p.add_argument("--search-url", default=None, help="DuckDuckGo-style HTML search endpoint (default: dal.search_url)")
-    p.add_argument("--url-rewrite", default=None, help="map page URLs, e.g. http://127.0.0.1:8765/site/{host}{path}")
+    p.add_argument("--url-rewrite", nargs="?", const="", default=None, metavar="TEMPLATE",
+                   help="fetch pages from another server: a template such as "
+                        "http://127.0.0.1:8765/site/{host}{path}, or bare for the test-web convention of "
+                        "--search-url (default: fetch the real URLs)")
     p.add_argument("--testweb", action="store_true", help="start the local test web and research it")
     p.add_argument("--max-passes", type=int, default=None, help="1–4 (default: dal.max_passes = 4)")
     p.add_argument("--out", default=None, help="folder for report.json/.yaml/.txt, entries.json, prompt.txt")
@@ -59,7 +66,8 @@ def _metrics(summary: dict) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> int:
     from ..dal.hub import KnowledgeHub
-    from ..dal.session import build_researcher, json_line, write_outputs
+    from ..dal.session import build_researcher, failed, json_line, site_rewrite, write_outputs
+    from ..errors import EXIT_FAILURES, EXIT_OK
     from ..provenance import text_hash
     from ..tracking import record_run
 
@@ -73,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
                               "dal.request_delay": 0.0})
             if args.as_of is None:
                 overrides["dal.as_of"] = "2025-06-01"
+        if overrides.get("dal.url_rewrite") == "":  # bare --url-rewrite: the test-web convention of the search URL
+            search_url = load_cfg(args, {**overrides, "dal.url_rewrite": None}).dal.search_url
+            overrides["dal.url_rewrite"] = site_rewrite(search_url)
         cfg = load_cfg(args, overrides)
         from ..llm import make_chat_model
 
@@ -111,5 +122,8 @@ def run(args: argparse.Namespace) -> int:
     out.text(f"mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
     if rec.error:
         out.error(rec.error)
+    problems = failed(result)  # every search failed, or the run deadline cut it short
+    for message in problems:
+        out.error(message)
     out.json({**record, "mlflow_run_id": rec.run_id})
-    return 1 if rec.error else 0
+    return EXIT_FAILURES if rec.error or problems else EXIT_OK

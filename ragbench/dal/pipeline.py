@@ -59,9 +59,15 @@ class PipelineReport:
 
 
 def decode(item: RawSource) -> str:
-    """Strict UTF-8 (a leading BOM dropped); raises :class:`DataError` with the offset of the first bad byte."""
+    """Strict UTF-8 (a leading BOM dropped); raises :class:`DataError` with the offset of the first bad byte, or
+    when the head of the file holds NUL bytes (binary)."""
     if isinstance(item.data, str):
         return item.data
+    nul = item.data.find(b"\x00", 0, 8192)
+    if nul >= 0:
+        # NUL bytes are valid UTF-8 but never occur in text files: the file is binary (or zero-filled).
+        raise DataError(f"{item.locator} is binary, not text: it contains NUL bytes (first at offset {nul}). "
+                        "Fix: only text files are indexed; remove it or convert it to text.")
     try:
         text = item.data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -139,21 +145,31 @@ class IngestionPipeline:
         self._schema()
         state = self.state()
         errors: list[SourceError] = []
-        work: list[_Work] = []
-        unchanged = 0
+        scans: list[tuple[str, list[RawSource]]] = []
         seen: dict[str, set[str]] = {}
         complete: dict[str, bool] = {}
-        live_hashes = {s["content_hash"]: sid for sid, s in state.items() if s["doc_id"]}
         for w in watchers:
             scan = w.scan()
             errors.extend(scan.errors)
             complete[w.name] = scan.complete and w.deletes_missing
             seen[w.name] = {i.source_id for i in scan.items}
-            for item in scan.items:
-                old = state.get(item.source_id)
+            scans.append((w.name, scan.items))
+        gone = self._gone(state, seen, complete)
+        changed = {i.source_id for _, items in scans for i in items
+                   if not i.metadata.get("skipped") and (state.get(i.source_id) or {}).get("raw_hash") != i.raw_hash}
+        # A content hash stays owned by a source only while that source is indexed, unchanged and still present;
+        # duplicates of a hash whose owner left or changed are re-planned, so the content is never lost.
+        live_hashes = {s["content_hash"]: sid for sid, s in state.items()
+                       if s["doc_id"] and sid not in gone and sid not in changed}
+        work: list[_Work] = []
+        unchanged = 0
+        for watcher, items in scans:
+            for item in items:
                 if item.metadata.get("skipped"):
                     continue  # failed or oversized: keep whatever is indexed
-                if old is not None and old["raw_hash"] == item.raw_hash:
+                old = state.get(item.source_id)
+                if item.source_id not in changed and old is not None and (
+                        old["doc_id"] or live_hashes.get(old["content_hash"]) not in (None, item.source_id)):
                     unchanged += 1
                     continue
                 try:
@@ -166,7 +182,7 @@ class IngestionPipeline:
                 dup = owner if owner is not None and owner != item.source_id else None
                 if dup is None:
                     live_hashes[h] = item.source_id
-                work.append(_Work(item, w.name, doc, kind, dup))
+                work.append(_Work(item, watcher, doc, kind, dup))
         totals = {"added": 0, "updated": 0, "chunks": 0, "duplicates": 0}
         bar = tqdm(total=len(work), disable=not self.show_progress, desc="dal ingest", unit="doc")
         for start in range(0, len(work), self.batch_size):
@@ -174,7 +190,7 @@ class IngestionPipeline:
             self._write(batch, state, totals)
             bar.update(len(batch))
         bar.close()
-        deleted = self._delete_missing(state, seen, complete)
+        deleted = self._delete(state, gone)
         report = PipelineReport(totals["added"], totals["updated"], unchanged, len(deleted), totals["duplicates"],
                                 totals["chunks"], tuple(w.item.source_id for w in work), tuple(deleted),
                                 tuple(errors))
@@ -204,10 +220,13 @@ class IngestionPipeline:
                              (sid, w.watcher, w.item.raw_hash, w.doc.metadata["content_hash"],
                               None if w.duplicate_of else w.doc.doc_id, w.kind, now))
 
-    def _delete_missing(self, state: dict[str, dict], seen: dict[str, set[str]],
-                        complete: dict[str, bool]) -> list[str]:
-        gone = sorted(sid for sid, s in state.items()
+    @staticmethod
+    def _gone(state: dict[str, dict], seen: dict[str, set[str]], complete: dict[str, bool]) -> list[str]:
+        """Sources of a complete scan that no longer hold the item (a failed scan deletes nothing)."""
+        return sorted(sid for sid, s in state.items()
                       if complete.get(s["watcher"]) and sid not in seen.get(s["watcher"], set()))
+
+    def _delete(self, state: dict[str, dict], gone: list[str]) -> list[str]:
         if gone:
             with self.store.transaction() as conn:
                 for sid in gone:

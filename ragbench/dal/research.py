@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Sequence
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Sequence
 from tqdm.auto import tqdm
 
 from ..config import DalConfig
-from ..errors import DataError, NetworkError, StoreError
+from ..errors import DataError, NetworkError, RagbenchError, StoreError
 from ..llm.base import ChatModel
 from ..retrieval.base import Embedder
 from .confidence import ConfidenceBreakdown, mean, parse_date, recency_of
@@ -138,8 +139,13 @@ class Researcher:
         try:
             counters["fetches"] += 1
             page = self.fetcher.fetch(url)
-        except (NetworkError, DataError) as exc:
+        except RagbenchError as exc:
             errors.append(SourceError(url, "fetch", type(exc).__name__, str(exc)))
+            steps.append(f"fetch failed {url}: {type(exc).__name__}")
+            return None
+        except Exception as exc:  # noqa: BLE001 - a hostile page must not end the run and lose the report
+            log.debug("fetch %s", url, exc_info=True)
+            errors.append(SourceError(url, "fetch", type(exc).__name__, f"unexpected failure: {exc}"))
             steps.append(f"fetch failed {url}: {type(exc).__name__}")
             return None
         if page.truncated:
@@ -162,6 +168,34 @@ class Researcher:
         decomposition = decompose(question, self.chat_model if cfg.decomposer != "deterministic" else None)
         topics = list(decomposition.sub_topics)
         meter = ConsistencyMeter(self.embedder, cfg.subject_overlap, cfg.single_source_consistency)
+        if cfg.run_deadline <= 0 or cfg.response_deadline <= 0:
+            raise DataError(f"dal.run_deadline and dal.response_deadline must be > 0 seconds, found "
+                            f"{cfg.run_deadline} and {cfg.response_deadline}. Fix: e.g. 900 and 60.")
+        stop_at = time.monotonic() + cfg.run_deadline
+        clients = {id(c): c for c in (getattr(self.search, "client", None), getattr(self.fetcher, "client", None))
+                   if c is not None and hasattr(c, "stop_at")}
+        for c in clients.values():  # every request ends by the run's deadline, retries included
+            c.stop_at = c.timer() + cfg.run_deadline
+        try:
+            return self._passes(question, cfg, as_of, policy, decomposition, topics, meter, stop_at)
+        finally:
+            for c in clients.values():
+                c.stop_at = None
+
+    def _late(self, stop_at: float, question: str, errors: list[SourceError], plog: PassLog) -> bool:
+        """True once the run's deadline has passed (recorded once in the errors and the pass log)."""
+        if time.monotonic() < stop_at:
+            return False
+        if not any(e.kind == "RunDeadline" for e in errors):
+            msg = (f"research stopped after dal.run_deadline = {self.cfg.run_deadline:g} s; the report holds what "
+                   "was found by then. Fix: raise dal.run_deadline, or lower dal.max_passes / "
+                   "dal.results_per_query.")
+            errors.append(SourceError(question, "run", "RunDeadline", msg))
+            plog.steps.append("deadline reached: " + msg)
+        return True
+
+    def _passes(self, question: str, cfg: DalConfig, as_of: date, policy: TierPolicy, decomposition: Decomposition,
+                topics: list[SubTopic], meter: ConsistencyMeter, stop_at: float) -> ResearchResult:
         sources: list[Source] = []
         seen_urls: set[str] = set()
         seen_hashes: dict[str, str] = {}
@@ -190,9 +224,13 @@ class Researcher:
             plog.queries = pass_queries(number, question, low)
             for query in plog.queries:
                 counters["searches"] += 1
+                if self._late(stop_at, question, errors, plog):
+                    break
                 try:
                     results = self.search.search(query, cfg.results_per_query)
-                except (NetworkError, DataError) as exc:
+                except Exception as exc:  # noqa: BLE001 - typed or not, a failed search is recorded, not fatal
+                    if not isinstance(exc, RagbenchError):
+                        log.debug("search %r", query, exc_info=True)
                     errors.append(SourceError(query, "search", type(exc).__name__, str(exc)))
                     plog.steps.append(f"search {query!r} failed: {type(exc).__name__}")
                     continue
@@ -204,6 +242,8 @@ class Researcher:
                         continue
                     if r.url in seen_urls:
                         continue
+                    if self._late(stop_at, question, errors, plog):
+                        break
                     seen_urls.add(r.url)
                     src = self._acquire(r.url, number, errors, counters, plog.steps)
                     if src is None:
@@ -233,6 +273,8 @@ class Researcher:
                 break
             if number == 4:
                 exhausted = True
+            if time.monotonic() >= stop_at:
+                break
         bar.close()
         return self._finish(question, decomposition, topics, sources, scores, passes, errors, counters,
                             converged, exhausted)
@@ -265,6 +307,13 @@ class Researcher:
                 source_tier=s.tier, content_hash=s.page.content_hash, timeless=s.timeless, topics=covered,
                 entities=entities_of(s.page.text), data_type=data_type_of(s.page.text),
                 confidence=max((conf[t] for t in covered), default=0.0)))
+        failed = sum(1 for e in errors if e.stage == "search")
+        if counters["searches"] and failed == counters["searches"]:
+            search_url = getattr(self.search, "base_url", type(self.search).__name__)
+            errors.append(SourceError(str(search_url), "search", "AllSearchesFailed",
+                                      f"all {failed} searches failed (first: {next(e.message for e in errors)}). "
+                                      "Fix: check dal.search_url (--search-url), the network and HTTP_PROXY/"
+                                      "HTTPS_PROXY."))
         report = CoverageReport(question, len(passes), len(sources), converged or not gaps, statuses, gaps,
                                 unresolvable, passes, errors, counters)
         if self.hub is not None and entries:

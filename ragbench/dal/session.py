@@ -2,13 +2,12 @@
 the knowledge entries and the grounded prompt to a folder."""
 from __future__ import annotations
 
-import ipaddress
 import json
-from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..config import RagbenchConfig
+from ..errors import ConfigError
 from ..llm.base import ChatModel
 from ..retrieval.base import Embedder
 from .fetch import PageFetcher
@@ -22,23 +21,21 @@ from .search import DuckDuckGoBackend
 JSON_KEYS = ("passes_completed", "sources_used", "is_complete", "sub_topics", "gaps", "unresolvable")
 
 
-def loopback_rewrite(search_url: str) -> str | None:
-    """The test-web convention: a search endpoint on a loopback address serves its pages under
-    ``/site/<host>/<path>`` of the same server (public hosts never live on loopback)."""
+def site_rewrite(search_url: str) -> str:
+    """The test-web convention, for an explicit ``--url-rewrite`` without a template: pages are served by the
+    search server under ``/site/<host>/<path>``. Never implied: a search engine on localhost (a self-hosted
+    metasearch, a company proxy) returns real URLs that must be fetched as they are."""
     parts = urlsplit(search_url)
-    try:
-        if parts.hostname and (parts.hostname == "localhost" or ipaddress.ip_address(parts.hostname).is_loopback):
-            return f"{parts.scheme}://{parts.netloc}/site/{{host}}{{path}}"
-    except ValueError:
-        return None
-    return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"--url-rewrite without a template needs an http(s) search URL, found {search_url!r}. "
+                          "Fix: give --search-url, or a template such as 'http://127.0.0.1:8765/site/{host}{path}'.")
+    return f"{parts.scheme}://{parts.netloc}/site/{{host}}{{path}}"
 
 
 def build_researcher(cfg: RagbenchConfig, embedder: Embedder | None = None, hub: KnowledgeHub | None = None,
                      chat_model: ChatModel | None = None, show_progress: bool = False) -> Researcher:
+    """A researcher for ``cfg.dal``; page URLs are rewritten only when ``dal.url_rewrite`` is set."""
     dal = cfg.dal
-    if dal.url_rewrite is None and loopback_rewrite(dal.search_url):
-        dal = replace(dal, url_rewrite=loopback_rewrite(dal.search_url))
     if embedder is None:
         from ..retrieval.embedding import make_embedder
 
@@ -47,6 +44,12 @@ def build_researcher(cfg: RagbenchConfig, embedder: Embedder | None = None, hub:
     return Researcher(DuckDuckGoBackend(dal.search_url, client),
                       PageFetcher(client, UrlRewrite(dal.url_rewrite), dal.max_text_chars), embedder, dal,
                       chat_model=chat_model, hub=hub, show_progress=show_progress)
+
+
+def failed(result: ResearchResult) -> list[str]:
+    """Why a run counts as failed (exit status 1): every search failed, or the run deadline cut it short.
+    Pages that could not be fetched are the web's normal state and are only listed in the report."""
+    return [e.message for e in result.report.errors if e.kind in ("AllSearchesFailed", "RunDeadline")]
 
 
 def write_outputs(result: ResearchResult, out: str | Path, chat_model: ChatModel | None = None,

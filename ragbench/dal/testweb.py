@@ -356,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with TestWeb(tier1=not args.no_tier1) as web:
         print(f"search URL:  {web.search_url}\nURL rewrite: {web.url_rewrite}\npages: {len(web.pages)}", flush=True)
-        print(f'try: ragbench research "{GRAPHQL_QUESTION}" --search-url {web.search_url} --as-of {AS_OF}', flush=True)
+        print(f'try: ragbench research "{GRAPHQL_QUESTION}" --search-url {web.search_url} --url-rewrite '
+              f"--as-of {AS_OF}", flush=True)
         try:
             while True:
                 time.sleep(3600)

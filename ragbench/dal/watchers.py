@@ -77,12 +77,20 @@ class FolderWatcher(Watcher):
                                             f"folder {self.root} does not exist. Fix: check the path.")],
                         complete=False)
         out = Scan()
+        root = self.root.resolve()
         paths = sorted({p for pat in self.patterns for p in self.root.glob(pat) if p.is_file()})
         for p in paths:
             rel = p.relative_to(self.root).as_posix()
             sid = f"file:{self.prefix}/{rel}" if self.prefix else f"file:{rel}"
             if any(part.startswith(".") for part in Path(rel).parts):
                 continue  # hidden files and folders (.git, editor swap files)
+            target = p.resolve()
+            if not target.is_relative_to(root):
+                # A link out of the watched folder would index whatever it points at (/etc/passwd, a home folder).
+                out.errors.append(SourceError(rel, "watch", "SymlinkEscape",
+                                              f"{p} links to {target}, outside the watched folder {root}; skipped. "
+                                              "Fix: copy the file into the folder, or watch its own folder."))
+                continue
             try:
                 size = p.stat().st_size
                 if size > self.max_bytes:

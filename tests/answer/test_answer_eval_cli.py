@@ -111,7 +111,7 @@ def test_cli_ask_json(tmp_path):
 
 def test_cli_unknown_principal_fails_before_indexing(tmp_path):
     r = _ragbench(["ask", "Anything?", "--as", "mallory", "--json"], tmp_path)
-    assert r.returncode == 1 and "unknown principal 'mallory'" in r.stderr
+    assert r.returncode == 2 and "unknown principal 'mallory'" in r.stderr
     assert not (tmp_path / ".ragbench").exists()
 
 

@@ -1,13 +1,16 @@
 import json
 
+import pytest
+
 from ragbench.cli import main
-from ragbench.dal.session import loopback_rewrite
+from ragbench.dal.session import site_rewrite
 from ragbench.dal.testweb import GRAPHQL_QUESTION
+from ragbench.errors import ConfigError
 
 
 def test_research_command_json_and_outputs(web, tmp_path, capsys, mlflow_installed):
     out = tmp_path / "out"
-    code = main(["research", GRAPHQL_QUESTION, "--search-url", web.search_url, "--as-of", "2025-06-01",
+    code = main(["research", GRAPHQL_QUESTION, "--search-url", web.search_url, "--url-rewrite", "--as-of", "2025-06-01",
                  "--embedder", "hashing", "--out", str(out), "--json", "--config", str(_fast_config(tmp_path))])
     assert code == 0
     captured = capsys.readouterr()
@@ -52,10 +55,32 @@ def test_dal_watch_once(tmp_path, capsys):
 
 
 def test_dal_watch_rejects_unknown_source(tmp_path, capsys):
-    assert main(["dal", "watch", str(tmp_path / "missing"), "--store", str(tmp_path / "s.db"), "--once"]) == 1
+    assert main(["dal", "watch", str(tmp_path / "missing"), "--store", str(tmp_path / "s.db"), "--once"]) == 2
     assert "neither a folder nor an http(s) URL" in capsys.readouterr().err
 
 
-def test_loopback_rewrite():
-    assert loopback_rewrite("http://127.0.0.1:8765/html/") == "http://127.0.0.1:8765/site/{host}{path}"
-    assert loopback_rewrite("https://html.duckduckgo.com/html/") is None
+def test_site_rewrite_is_explicit():
+    assert site_rewrite("http://127.0.0.1:8765/html/") == "http://127.0.0.1:8765/site/{host}{path}"
+    assert site_rewrite("https://search.example.org/html/") == "https://search.example.org/site/{host}{path}"
+    with pytest.raises(ConfigError, match="--url-rewrite without a template"):
+        site_rewrite("not a url")
+
+
+def test_dal_watch_failing_source_exits_1(tmp_path, capsys):
+    """Fault 9 (issue 13): an unreachable feed was reported but the command exited 0."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens on this port any more
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("A note that is fine.")
+    args = ["dal", "watch", str(folder), f"http://127.0.0.1:{port}/feed.xml", "--store", str(tmp_path / "s.db"),
+            "--once", "--embedder", "hashing", "--config", str(_fast_config(tmp_path)), "--json"]
+    assert main(args) == 1
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["added"] == 1 and [(e["source"], e["stage"], e["kind"]) for e in line["errors"]] == [
+        (f"http://127.0.0.1:{port}/feed.xml", "feed", "NetworkError")]
+    assert main(args[:3] + args[4:]) == 0  # the folder alone: no failure

@@ -214,3 +214,72 @@ def test_pipeline_picks_the_chunker_by_kind(tmp_path, store):
     assert [c.text for c in store.chunks(["file:mix/m.py"])] == [
         "import os\n\ndef a():\n    return 1\n\nclass B:\n    x = 1\n    y = 2"]
     assert len(store.chunks(["file:mix/talk.txt"])) == 1
+
+
+def test_duplicate_is_indexed_when_its_original_is_deleted(tmp_path, store):
+    """Fault 1 (issue 13): the second of two equal files was reported unchanged forever once the first was deleted."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a.md").write_text("Shared text of two files.\n")
+    (folder / "b.md").write_text("Shared text of two files.\n")
+    pipe = IngestionPipeline(store, HashingEmbedder(64))
+    first = pipe.run([FolderWatcher(folder)])
+    assert (first.added, first.duplicates, store.doc_ids()) == (1, 1, ["file:d/a.md"])
+    (folder / "a.md").unlink()
+    second = pipe.run([FolderWatcher(folder)])
+    assert (second.added, second.deleted, second.unchanged, second.duplicates) == (1, 1, 0, 0)
+    assert store.doc_ids() == ["file:d/b.md"]
+    assert store.get_document("file:d/b.md").text == "Shared text of two files."
+    assert pipe.state()["file:d/b.md"]["doc_id"] == "file:d/b.md" and consistent(store, pipe)
+    third = pipe.run([FolderWatcher(folder)])
+    assert (third.unchanged, third.reprocessed, store.doc_ids()) == (1, (), ["file:d/b.md"])
+
+
+def test_duplicate_takes_over_when_its_original_changes(tmp_path, store):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a.md").write_text("Shared text of two files.\n")
+    (folder / "b.md").write_text("Shared text of two files.\n")
+    pipe = IngestionPipeline(store, HashingEmbedder(64))
+    pipe.run([FolderWatcher(folder)])
+    (folder / "a.md").write_text("The first file now says something else.\n")
+    rep = pipe.run([FolderWatcher(folder)])
+    assert (rep.added, rep.updated, rep.duplicates) == (1, 1, 0)
+    assert store.doc_ids() == ["file:d/a.md", "file:d/b.md"]
+    assert store.get_document("file:d/b.md").text == "Shared text of two files." and consistent(store, pipe)
+
+
+def test_symlink_out_of_the_folder_is_not_indexed(tmp_path, store):
+    """Fault 9: a link to a file outside the watched folder was followed (a link to /etc/passwd was indexed)."""
+    secret = tmp_path / "outside.txt"
+    secret.write_text("root:x:0:0:secret outside the folder\n")
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "ok.md").write_text("An ordinary note.\n")
+    (folder / "real.md").write_text("A note reached through a link inside the folder.\n")
+    (folder / "inside-link.md").symlink_to(folder / "real.md")
+    (folder / "leak.md").symlink_to(secret)
+    sub = tmp_path / "elsewhere"
+    sub.mkdir()
+    (sub / "x.md").write_text("Another outside note.\n")
+    (folder / "linked-dir").symlink_to(sub, target_is_directory=True)
+    # "*/*" descends into the linked folder (Python's "**" does not follow folder links).
+    rep = IngestionPipeline(store, HashingEmbedder(64)).run([FolderWatcher(folder, patterns=("**/*", "*/*"))])
+    assert sorted((e.source, e.kind) for e in rep.errors) == [("leak.md", "SymlinkEscape"),
+                                                              ("linked-dir/x.md", "SymlinkEscape")]
+    assert all("outside the watched folder" in e.message for e in rep.errors)
+    assert store.doc_ids() == ["file:w/inside-link.md", "file:w/ok.md"]  # real.md: a duplicate of the link
+
+
+def test_file_of_nul_bytes_is_a_source_error(tmp_path, store):
+    """Fault 9: a file of NUL bytes was indexed as text."""
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "zeros.txt").write_bytes(b"\x00" * 4096)
+    (folder / "mixed.md").write_bytes(b"# Title\nText\x00with a NUL.\n")
+    (folder / "ok.md").write_text("A text note.\n")
+    rep = IngestionPipeline(store, HashingEmbedder(64)).run([FolderWatcher(folder)])
+    assert sorted((e.source.rsplit("/", 1)[-1], e.kind) for e in rep.errors) == [
+        ("mixed.md", "DataError"), ("zeros.txt", "DataError")]
+    assert "binary" in rep.errors[0].message and "offset" in rep.errors[0].message
+    assert store.doc_ids() == ["file:w/ok.md"]

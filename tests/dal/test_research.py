@@ -217,11 +217,13 @@ def test_bad_sources_are_recorded_and_the_run_continues(web, tmp_path):
 def test_search_failures_are_source_errors(web):
     web.add_route("/moved/html/", "<html><body>We moved.</body></html>")
     res = make_researcher(web, search_url=web.base + "/moved/html/", max_passes=1).run(Q)
-    assert [e.stage for e in res.report.errors] == ["search"] * 5
-    assert {e.kind for e in res.report.errors} == {"SearchLayoutError"}
+    assert [e.stage for e in res.report.errors] == ["search"] * 6
+    assert [e.kind for e in res.report.errors] == ["SearchLayoutError"] * 5 + ["AllSearchesFailed"]
+    assert res.report.errors[-1].source == web.base + "/moved/html/"
+    assert res.report.errors[-1].message.startswith("all 5 searches failed")
     assert res.report.sources_used == 0 and not res.report.is_complete
     res = make_researcher(web, search=ListSearch({}, error=NetworkError("down")), max_passes=1).run(Q)
-    assert len(res.report.errors) == 5
+    assert [e.kind for e in res.report.errors] == ["NetworkError"] * 5 + ["AllSearchesFailed"]
 
 
 def test_bad_arguments(web):

@@ -198,9 +198,9 @@ def test_cli_json_line_and_bad_trials(tmp_path, tiny_beir, capsys):
     assert len(out.splitlines()) == 1
     last = json.loads(out)
     assert last["trials"] == 3 and last["mlflow_run_id"] is None and last["promoted"] is None
-    assert main(["tune", str(path), "--trials", "0"]) == 1
+    assert main(["tune", str(path), "--trials", "0"]) == 2
     assert "--trials must be ≥ 1" in capsys.readouterr().err
-    assert main(["tune", str(path), "--force"]) == 1
+    assert main(["tune", str(path), "--force"]) == 2
     assert "--force only applies with --promote" in capsys.readouterr().err
     tuned = tmp_path / "runs" / "tiny" / "tuned.yaml"
     assert last["tuned_path"] == str(tuned) and not (tmp_path / "tuned").exists()
