@@ -161,10 +161,15 @@ def read_yaml_mapping(path: str | Path, kind: str) -> dict[str, Any]:
         raise ConfigError(f"{kind} file {p} does not exist. Fix: check the path.")
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{kind} file {p} is not UTF-8 text (byte offset {exc.start}); is it a binary file? "
+                          "Fix: give a YAML text file, re-encoded as UTF-8 if needed.") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{kind} file {p} is not valid YAML: {exc}") from None
+        where = " ".join(str(exc).split())  # one line: PyYAML's message spans several
+        raise ConfigError(f"{kind} file {p} is not valid YAML: {where}. Fix: correct the YAML syntax.") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{kind} file {p}: expected a mapping at the top level, found {type(data).__name__}.")
+        raise ConfigError(f"{kind} file {p}: expected a mapping at the top level, found {type(data).__name__}. "
+                          "Fix: write 'key: value' lines at the top level.")
     return data
 
 

@@ -126,8 +126,11 @@ class PrincipalRegistry:
             raise DataError(f"principals file {p} does not exist. Fix: check the path.")
         try:
             data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise DataError(f"principals file {p} is not UTF-8 text (byte offset {exc.start}). Fix: re-encode it "
+                            "as UTF-8.") from None
         except yaml.YAMLError as exc:
-            raise DataError(f"principals file {p} is not valid YAML: {exc}") from None
+            raise DataError(f"principals file {p} is not valid YAML: {exc}. Fix: correct the YAML syntax.") from None
         if isinstance(data, Mapping) and "principals" in data:
             data = data["principals"]
         return cls(parse_principals(data, str(p)))

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
 
-from ..config import RagbenchConfig, load_config
+from ..config import RagbenchConfig, load_config, read_yaml_mapping
 from ..errors import ConfigError, DataError
 from ..retrieval.base import Embedder
 from ..schema import Document
@@ -47,7 +46,7 @@ def beir_config(path: str | Path | None = None) -> RagbenchConfig:
     cfg = load_config(path)
     explicit = False
     if path is not None:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        raw = read_yaml_mapping(path, "config")
         explicit = isinstance(raw.get("chunking"), dict) and "strategy" in raw["chunking"]
     if not explicit:
         cfg = replace(cfg, chunking=replace(cfg.chunking, strategy="none"))

@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import pandas as pd
 
@@ -203,8 +203,10 @@ def load_locomo(path: str | Path) -> list[LocomoConversation]:
 
     p = Path(path)
     data = _read_json(p)
-    if not isinstance(data, list):
-        raise DataError(f"{p}: expected a JSON list of LoCoMo samples, found {type(data).__name__}.")
+    if not isinstance(data, list) or not data:
+        found = "an empty list" if isinstance(data, list) else type(data).__name__
+        raise DataError(f"{p}: expected a JSON list of LoCoMo samples, found {found}. Fix: give the LoCoMo file "
+                        "(e.g. locomo_dev.json).")
     out: list[LocomoConversation] = []
     seen: set[str] = set()
     for i, sample in enumerate(data):
@@ -233,6 +235,8 @@ def load_locomo(path: str | Path) -> list[LocomoConversation]:
             raise DataError(f"{where} ({sid}): duplicate dia_id {dup!r}. Fix: dia_ids must be unique.")
         known = set(ids)
         qas: list[LocomoQA] = []
+        if not isinstance(sample["qa"], list):
+            raise DataError(f"{where} ({sid}): 'qa' should be a list of questions, found {sample['qa']!r}.")
         for j, q in enumerate(sample["qa"]):
             if not isinstance(q, dict) or "question" not in q or "category" not in q:
                 raise DataError(f"{where} ({sid}) qa {j}: expected question, category, evidence.")
@@ -249,6 +253,12 @@ def load_locomo(path: str | Path) -> list[LocomoConversation]:
                                 tuple(e for e in ev if e not in known)))
         speakers = (str(conv.get("speaker_a", "")), str(conv.get("speaker_b", "")))
         out.append(LocomoConversation(sid, speakers, tuple(turns), tuple(qas)))
+    if not any(c.qa for c in out):
+        raise DataError(f"{p}: no sample has a question ('qa' is empty everywhere). Fix: nothing to evaluate; give "
+                        "a LoCoMo file with questions.")
+    if not any(c.turns for c in out):
+        raise DataError(f"{p}: no sample has a dialog turn (no session_<n> lists). Fix: give a LoCoMo file with "
+                        "conversations.")
     return out
 
 
@@ -280,6 +290,19 @@ class EeragBench:
     cases: tuple[BenchmarkCase, ...]
 
 
+_BENCH_KEYS = ("name", "version", "description", "knowledge_entries", "benchmark_cases")
+_ENTRY_KEYS = ("slug", "request", "text_response", "summary")
+_CASE_KEYS = ("id", "query", "expected_slugs", "expect_retrieval", "expected_answer_hint")
+
+
+def _known_keys(obj: dict[str, Any], valid: Sequence[str], path: Path, where: str) -> None:
+    """Unknown keys are typos (``expected_slug``) that would otherwise be ignored silently."""
+    unknown = sorted(set(obj) - set(valid))
+    if unknown:
+        raise DataError(f"{path}: {where} has unknown key(s) {', '.join(map(repr, unknown))}. Valid keys: "
+                        f"{', '.join(valid)}. Fix: correct or remove them.")
+
+
 def load_eerag_bench(path: str | Path) -> EeragBench:
     """Read ``eedag_benchmark_v1.json``. Raises :class:`DataError` on missing fields, duplicate slugs or case ids,
     and cases expecting slugs that are not knowledge entries."""
@@ -287,10 +310,16 @@ def load_eerag_bench(path: str | Path) -> EeragBench:
     data = _read_json(p)
     if not isinstance(data, dict) or "knowledge_entries" not in data or "benchmark_cases" not in data:
         raise DataError(f"{p}: expected an object with knowledge_entries and benchmark_cases.")
+    _known_keys(data, _BENCH_KEYS, p, "the top level")
+    for key in ("knowledge_entries", "benchmark_cases"):
+        if not isinstance(data[key], list) or not data[key]:
+            raise DataError(f"{p}: {key} must be a non-empty list, found {data[key]!r}. Fix: add at least one "
+                            f"{'entry' if key == 'knowledge_entries' else 'case'}.")
     entries: list[KnowledgeEntry] = []
     for i, e in enumerate(data["knowledge_entries"]):
         if not isinstance(e, dict) or not {"slug", "request", "text_response"} <= set(e):
             raise DataError(f"{p}: knowledge_entries[{i}] needs slug, request, text_response.")
+        _known_keys(e, _ENTRY_KEYS, p, f"knowledge_entries[{i}]")
         entries.append(KnowledgeEntry(str(e["slug"]), str(e["request"]), str(e["text_response"]),
                                       str(e.get("summary") or "")))
     slugs = [e.slug for e in entries]
@@ -300,6 +329,10 @@ def load_eerag_bench(path: str | Path) -> EeragBench:
     for i, c in enumerate(data["benchmark_cases"]):
         if not isinstance(c, dict) or not {"id", "query", "expected_slugs"} <= set(c):
             raise DataError(f"{p}: benchmark_cases[{i}] needs id, query, expected_slugs.")
+        _known_keys(c, _CASE_KEYS, p, f"benchmark_cases[{i}]")
+        if not isinstance(c["expected_slugs"], list):
+            raise DataError(f"{p}: benchmark_cases[{i}].expected_slugs must be a list, found "
+                            f"{c['expected_slugs']!r}. Fix: e.g. [\"slug-a\"] or [].")
         expected = tuple(str(s) for s in c["expected_slugs"])
         unknown = [s for s in expected if s not in set(slugs)]
         if unknown:
@@ -323,12 +356,17 @@ def load_dcs_messages(path: str | Path) -> pd.DataFrame:
     timestamp (stable). ``thread`` is the ground-truth continuity label."""
     p = Path(path)
     data = _read_json(p)
-    if not isinstance(data, list):
-        raise DataError(f"{p}: expected a JSON list of messages, found {type(data).__name__}.")
+    if not isinstance(data, list) or not data:
+        found = "an empty list" if isinstance(data, list) else type(data).__name__
+        raise DataError(f"{p}: expected a non-empty JSON list of messages, found {found}. Fix: give the DCS "
+                        "message file (e.g. dcs_test_messages.json).")
     for i, m in enumerate(data):
         if not isinstance(m, dict) or not {"id", "content", "timestamp", "thread"} <= set(m):
             found = sorted(m) if isinstance(m, dict) else type(m).__name__
             raise DataError(f"{p}: message {i}: expected id, content, timestamp, thread; found {found}.")
+        if not isinstance(m["content"], str) or not m["content"].strip():
+            raise DataError(f"{p}: message {i} ({m['id']!r}) has empty content {m['content']!r}. Fix: give it "
+                            "text or remove it.")
     df = pd.DataFrame([{c: m.get(c, "") for c in DCS_COLUMNS} for m in data], columns=list(DCS_COLUMNS))
     dup = df["id"][df["id"].duplicated()]
     if len(dup):

@@ -22,6 +22,7 @@ previous turn); BM25 with all of it 0.71.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -37,6 +38,8 @@ from ..retrieval.turns import TurnMemory, TurnText, turn_documents
 from ..schema import Chunk
 from .datasets import LOCOMO_CATEGORIES, LocomoConversation, load_locomo
 from .metrics import evidence_recall_at_k
+
+log = logging.getLogger(__name__)
 
 DEFAULT_TURN_TEXT = TurnText()
 STRATEGIES = ("recency", "bm25", "dense", "dcs", "dcs_dense", "memory")
@@ -190,7 +193,16 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
     counter = token_counter or (lambda s: count_tokens(s))
     convs = load_locomo(path)
     if conversations:
+        missing = sorted(set(conversations) - {c.sample_id for c in convs})
+        if missing:
+            raise ConfigError(f"locomo: conversation(s) {missing} are not in {path}; it holds "
+                              f"{[c.sample_id for c in convs]}. Fix: pick from that list.")
         convs = [c for c in convs if c.sample_id in set(conversations)]
+    unresolved = [f"{c.sample_id} qa {i}: {e}" for c in convs for i, q in enumerate(c.qa) for e in q.unresolved]
+    if unresolved:
+        # Kept (the public file has such ids) but never silent: those questions cannot reach full recall.
+        log.warning("%s: %d evidence id(s) name no dialog turn and count as never retrieved: %s", path,
+                    len(unresolved), "; ".join(unresolved[:10]) + (" …" if len(unresolved) > 10 else ""))
     captions = load_captions(path) if how.captions else {}
     unknown = sorted(set(strategies) - set(STRATEGIES))
     if unknown:
@@ -251,6 +263,8 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
                     row[f"tokens@{k}"] = int(tokens[order[:k]].sum()) if len(order) else 0
                 rows.append(row)
     df = pd.DataFrame(rows)
+log = logging.getLogger(__name__)
+
     memory_settings = {k: (v.__dict__ if isinstance(v, TurnText) else v) for k, v in mem_args.items()}
     settings = {"ks": ks, "turn_text": how.__dict__, "memory": memory_settings, "dcs_weight": dcs_weight, "mode": mode,
                 "dcs": {"faithful": cfg.faithful, "profile": cfg.profile}, "embedder": embedder.model_id}

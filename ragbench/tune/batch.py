@@ -108,8 +108,11 @@ def load_batch(path: str | Path) -> Batch:
             used.add(out)
             jobs.append(Job(nb, dict(params), out))
     timeout = data.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0):
+        raise ConfigError(f"batch file {p}: timeout must be a whole number of seconds > 0 per cell, found "
+                          f"{timeout!r}. Fix: e.g. 'timeout: 600', or leave it out for no limit.")
     return Batch(tuple(jobs), Path(data["cwd"]) if data.get("cwd") else None, str(data.get("kernel") or "python3"),
-                 str(data.get("mlflow_experiment") or "ragbench-batch"), int(timeout) if timeout else None)
+                 str(data.get("mlflow_experiment") or "ragbench-batch"), timeout)
 
 
 def _first_line(exc: BaseException) -> str:
