@@ -11,13 +11,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .config_tools import (config_hash, dump_config, flatten, from_dict, read_yaml_mapping, to_dict,
-                           with_overrides)
+from .config_tools import (
+    FIELD_RANGES,
+    check_range,
+    config_hash,
+    dump_config,
+    flatten,
+    from_dict,
+    in_range,
+    read_yaml_mapping,
+    to_dict,
+    with_overrides,
+)
+from .errors import ConfigError
 
 __all__ = ["AnnConfig", "AnswerConfig", "Bm25Config", "ChunkingConfig", "DalConfig", "DcsConfig", "DcsWeights",
            "EeragConfig", "EmbeddingConfig", "FusionConfig", "LlmConfig", "LshConfig", "RagbenchConfig",
-           "RetrievalConfig", "config_hash", "dump_config", "field_names", "flatten", "from_dict", "load_config",
-           "read_yaml_mapping", "to_dict", "with_overrides"]
+           "RetrievalConfig", "FIELD_RANGES", "check_range", "config_hash", "dump_config", "field_names", "flatten", "from_dict", "load_config",
+           "in_range", "read_yaml_mapping", "to_dict", "with_overrides"]
 
 @dataclass(frozen=True)
 class ChunkingConfig:
@@ -290,6 +301,42 @@ class RagbenchConfig:
     llm: LlmConfig = field(default_factory=LlmConfig)
 
 
+#: The range of every numeric knob whose meaning bounds it ("[0, 1]" closed, "(0, inf)" open), checked whenever a
+#: config is built from YAML, ``--set`` or a trial (``config_tools.check_range``), and by the tuner against a search
+#: space before the first trial (so ``bm25.b: float[-3, 7]`` is refused at once instead of failing trial after trial).
+FIELD_RANGES.update({
+    "seed": "[0, inf)",
+    "chunking.words": "[1, inf)", "chunking.overlap": "[0, 1)", "chunking.max_chars": "[1, inf)",
+    "chunking.char_overlap": "[0, inf)",
+    "embedding.max_length": "[1, inf)", "embedding.batch_size": "[1, inf)", "embedding.intra_threads": "[0, inf)",
+    "embedding.inter_threads": "[0, inf)", "embedding.hashing_dim": "[1, inf)",
+    "bm25.k1": "[0, inf)", "bm25.b": "[0, 1]",
+    "lsh.tables": "[1, inf)", "lsh.bits": "[1, 64]", "lsh.multiprobe": "[0, 64]", "lsh.seed": "[0, inf)",
+    "fusion.rrf_k": "[0, inf)", "fusion.candidate_k": "[1, inf)", "fusion.keyword_weight": "[0, inf)",
+    "fusion.dense_weight": "[0, inf)", "fusion.rerank_weight": "[0, inf)", "fusion.adaptive": "[0, inf)",
+    "retrieval.k": "[1, inf)",
+    "answer.top_k": "[1, inf)", "answer.min_support_sentence": "[0, 1]", "answer.min_support_ratio": "[0, 1]",
+    "answer.candidate_k": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
+    "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
+    "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
+    "answer.llm_timeout": "(0, inf)", "answer.llm_max_retries": "[0, inf)", "answer.daily_limit_usd": "[0, inf)",
+    "answer.daily_request_limit": "[0, inf)", "answer.daily_token_limit": "[0, inf)",
+    "eerag.top_k": "[1, inf)", "eerag.elect_threshold": "[-1, 1]", "eerag.margin": "[0, inf)",
+    "eerag.rank_weight": "[0, inf)", "eerag.max_expand": "[0, inf)", "eerag.summary_tokens": "[1, inf)",
+    "dcs.weights.intent": "[0, inf)", "dcs.weights.dcn": "[0, inf)", "dcs.weights.domain": "[0, inf)",
+    "dcs.merge_threshold": "[0, 1]", "dcs.eligibility_threshold": "[-1, 1]", "dcs.max_per_dcn": "[1, inf)",
+    "dcs.max_total": "[1, inf)", "dcs.decay_hours": "(0, inf)", "dcs.match_threshold": "[0, 1]",
+    "dcs.influence_neighbours": "[0, inf)",
+    "dal.confidence_threshold": "[0, 1]", "dal.unresolvable_threshold": "[0, 1]", "dal.max_passes": "[1, 4]",
+    "dal.recency_days": "(0, inf)", "dal.results_per_query": "[1, inf)", "dal.timeless_recency": "[0, 1]",
+    "dal.undated_recency": "[0, 1]", "dal.single_source_consistency": "[0, 1]", "dal.facts_per_source": "[1, inf)",
+    "dal.topic_match": "[0, 1]", "dal.subject_overlap": "[0, 1]", "dal.request_delay": "[0, inf)",
+    "dal.timeout": "(0, inf)", "dal.retries": "[0, inf)", "dal.backoff": "[0, inf)",
+    "dal.response_deadline": "(0, inf)", "dal.run_deadline": "(0, inf)", "dal.max_page_bytes": "[1, inf)",
+    "dal.max_text_chars": "[1, inf)",
+})
+
+
 def field_names(cls: type = RagbenchConfig) -> list[str]:
     """Every valid dotted field name of a config class."""
     return list(flatten(cls()).keys())
@@ -298,7 +345,16 @@ def field_names(cls: type = RagbenchConfig) -> list[str]:
 def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> RagbenchConfig:
     """Read a YAML config (missing sections take defaults), then apply dotted overrides."""
     data = read_yaml_mapping(path, "config") if path is not None else {}
-    cfg = from_dict(RagbenchConfig, data)
-    return with_overrides(cfg, overrides or {})
+    try:
+        cfg = from_dict(RagbenchConfig, data)
+    except ConfigError as exc:  # name the file, and say where to fix it
+        msg = str(exc)
+        raise ConfigError(f"config file {path}: {msg}" + ("" if "Fix:" in msg else f" Fix: correct it in {path}.")) \
+            from None
+    try:
+        return with_overrides(cfg, overrides or {})
+    except ConfigError as exc:
+        msg = str(exc)
+        raise ConfigError(msg if "Fix:" in msg else f"{msg} Fix: correct the option or --set value.") from None
 
 

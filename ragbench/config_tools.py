@@ -24,6 +24,27 @@ _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
 
+#: Dotted field name → its range ("[0, 1]" closed, "(0, inf)" open); filled by :mod:`ragbench.config`, next to the
+#: sections whose fields they bound.
+FIELD_RANGES: dict[str, str] = {}
+
+
+def in_range(value: float, spec: str) -> bool:
+    """Whether ``value`` lies in the interval ``spec`` (``"[0, 1)"``, ``"(0, inf)"``)."""
+    low, high = (float(x) for x in spec[1:-1].split(","))
+    above = value > low if spec[0] == "(" else value >= low
+    below = value < high if spec[-1] == ")" else value <= high
+    return above and below
+
+
+def check_range(name: str, value: Any) -> None:
+    """Raise :class:`ConfigError` when the dotted field ``name`` has a range and ``value`` lies outside it."""
+    spec = FIELD_RANGES.get(name)
+    if spec is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and not in_range(value, spec):
+        raise ConfigError(f"{name}: {value!r} is outside its range {spec}. Fix: give a value in {spec}.")
+
+
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
@@ -110,6 +131,8 @@ def from_dict(cls: type[T], data: Mapping[str, Any] | None, prefix: str = "") ->
         valid = ", ".join(prefix + n for n in names)
         raise ConfigError(f"unknown config field(s) {', '.join(prefix + u for u in unknown)}. Valid fields: {valid}.")
     kwargs = {k: _coerce(v, hints[k], prefix + k) for k, v in data.items()}
+    for k, v in kwargs.items():
+        check_range(prefix + k, v)
     return cls(**kwargs)
 
 

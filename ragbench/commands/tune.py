@@ -8,8 +8,9 @@ paired permutation, alpha 0.05); ``--force`` promotes anyway and says so in the 
 ``--set`` change the experiment's base configuration (the file's ``base:`` applies on top of ``--config``, ``--set``
 and ``--model`` (= ``llm.model``, the chat model of answer and LLM-elector objectives) last). With ``--json`` stdout
 is one JSON line with the keys best_params, tune_score, heldout_score, baseline_heldout_score, p_value, trials,
-tuned_path, promoted and mlflow_run_id. Exit code 1 when MLflow could not be written (the study and its results are
-kept; the message says where)."""
+tuned_path, promoted and mlflow_run_id. Exit status 1 when a trial failed or MLflow could not be written (the study
+and its results are kept; the message says where), 2 on bad input (the experiment file is checked — fields, ranges,
+sampler and pruner options — before the first trial)."""
 from __future__ import annotations
 
 import argparse
@@ -52,7 +53,7 @@ def _base(args: argparse.Namespace, spec: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from ..errors import ConfigError
+    from ..errors import EXIT_FAILURES, EXIT_OK, ConfigError
     from ..tune.run import run_study
     from ..tune.space import load_spec
 
@@ -86,5 +87,8 @@ def run(args: argparse.Namespace) -> int:
     out.text(*lines)
     if res.tracking_error:
         out.error(res.tracking_error)
+    failed = res.states.get("FAIL", 0)
+    if failed:
+        out.error(f"{failed} trial(s) failed; their errors are in the 'error' column of {res.study_dir}/trials.csv.")
     out.json(res.json_line())
-    return 1 if res.tracking_error else 0
+    return EXIT_FAILURES if res.tracking_error or failed else EXIT_OK

@@ -236,7 +236,8 @@ def load_locomo(path: str | Path) -> list[LocomoConversation]:
         known = set(ids)
         qas: list[LocomoQA] = []
         if not isinstance(sample["qa"], list):
-            raise DataError(f"{where} ({sid}): 'qa' should be a list of questions, found {sample['qa']!r}.")
+            raise DataError(f"{where} ({sid}): 'qa' should be a list of questions, found {sample['qa']!r}. Fix: write "
+                            "qa: [{question, answer, evidence, category}, …].")
         for j, q in enumerate(sample["qa"]):
             if not isinstance(q, dict) or "question" not in q or "category" not in q:
                 raise DataError(f"{where} ({sid}) qa {j}: expected question, category, evidence.")

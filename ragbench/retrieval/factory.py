@@ -71,7 +71,8 @@ def embedding_precision(cfg: EmbeddingConfig) -> str:
     """``embedding.precision``, or the precision an older ``minilm-fp32`` / ``minilm-int8`` model name asks for."""
     model = cfg.model.strip().lower()
     if model not in EMBEDDING_MODELS:
-        raise ConfigError(f"embedding.model must be minilm, minilm-fp32, minilm-int8 or hashing; got {cfg.model!r}.")
+        raise ConfigError(f"embedding.model must be minilm, minilm-fp32, minilm-int8 or hashing; got {cfg.model!r}. "
+                          "Fix: pick one of those.")
     suffix = model.removeprefix("minilm-") if model.startswith("minilm-") else None
     if suffix is not None and cfg.precision not in ("auto", suffix):
         raise ConfigError(f"embedding.model {cfg.model!r} asks for {suffix} but embedding.precision is "

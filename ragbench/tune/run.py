@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import config_hash
-from ..errors import DataError, TrackingError
+from ..errors import EXIT_FAILURES, DataError, TrackingError
 from ..provenance import git_commit, package_version
 from . import report
 from .confirm import Promotion, confirm, confirmation_dict, promote, write_tuned
@@ -58,13 +58,21 @@ class TuneResult:
                 "mlflow_run_id": self.mlflow_run_id}
 
 
+class NoTrialCompleted(DataError):
+    """Every trial failed or was pruned: the job ran and recorded its failures (exit status 1)."""
+
+    exit_status = EXIT_FAILURES
+
+
 def best_trial(study: Any, spec: TuneSpec) -> Any:
     """The best complete trial; for several objectives the Pareto trial best on the primary one (ties: lowest
     number)."""
     front = study.best_trials
     if not front:
-        raise DataError(f"study {spec.name!r}: no trial completed, so there is nothing to confirm. See the "
-                        "'error' column of trials.csv in the study folder.")
+        errors = [t.user_attrs.get("error") for t in study.get_trials(deepcopy=False) if t.user_attrs.get("error")]
+        first = f" First error: {errors[0]}" if errors else ""
+        raise NoTrialCompleted(f"study {spec.name!r}: no trial completed, so there is nothing to confirm.{first} "
+                               f"Fix: see the 'error' column of {spec.study_dir / 'trials.csv'}.")
     sign = -1.0 if spec.directions[0] == "maximize" else 1.0
     return min(front, key=lambda t: (sign * t.values[0], t.number))
 

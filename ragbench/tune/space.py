@@ -36,7 +36,17 @@ from typing import Any, Mapping
 
 import yaml
 
-from ..config import RagbenchConfig, config_hash, field_names, flatten, from_dict, read_yaml_mapping, with_overrides
+from ..config import (
+    FIELD_RANGES,
+    RagbenchConfig,
+    config_hash,
+    field_names,
+    flatten,
+    from_dict,
+    in_range,
+    read_yaml_mapping,
+    with_overrides,
+)
 from ..errors import ConfigError, require_extra
 
 KINDS = ("int", "float", "choice")
@@ -270,8 +280,14 @@ def parse_param(name: str, text: Any) -> Param:
             raise ConfigError(f"space.{name}: float[…] given for a field of type {getattr(hint, '__name__', hint)}. "
                               "Fix: use int[…] for integer fields or choice[…].")
         p = Param(name, kind, low, high, log, step)
-    # Every value the sampler may produce must be accepted by the config (types, literals).
+    # Every value the sampler may produce must lie in the field's own range and be accepted by the config.
     probes = list(p.choices) if p.kind == "choice" else [p.low, p.high]
+    spec = FIELD_RANGES.get(name)
+    outside = [v for v in probes if spec and isinstance(v, (int, float)) and not isinstance(v, bool)
+               and not in_range(v, spec)]
+    if outside:
+        raise ConfigError(f"space.{name}: {text!r} reaches outside the field's range {spec} ({outside[0]!r} is not "
+                          f"in it). Fix: keep every value of the space inside {spec}.")
     for v in probes:
         with_overrides(RagbenchConfig(), {name: v})
     return p
@@ -317,9 +333,39 @@ def _section(raw: Any, key: str, names: tuple[str, ...], default: str) -> tuple[
     return name, opts
 
 
+def _check_options(key: str, name: str, opts: Mapping[str, Any], extra: tuple[str, ...] = ()) -> None:
+    """Sampler / pruner options must be arguments of the Optuna class (plus ``extra`` of ours) and accepted by it,
+    so that a typo fails here rather than as a TypeError inside every trial."""
+    import inspect
+
+    optuna = require_extra("optuna", "tune", "tuning")
+
+    classes = {"tpe": optuna.samplers.TPESampler, "random": optuna.samplers.RandomSampler,
+               "nsgaii": optuna.samplers.NSGAIISampler, "wilcoxon": optuna.pruners.WilcoxonPruner,
+               "median": optuna.pruners.MedianPruner, "none": optuna.pruners.NopPruner}
+    cls = classes[name]
+    valid = [n for n in inspect.signature(cls).parameters if n not in ("self", "seed")] + list(extra)
+    unknown = sorted(set(map(str, opts)) - set(valid))
+    if unknown:
+        raise ConfigError(f"experiment: {key} {name!r} has no option(s) {', '.join(map(repr, unknown))}. Valid "
+                          f"options: {', '.join(valid) or 'none'}. Fix: correct or remove them.")
+    if extra and "batch" in opts:
+        _int(opts["batch"], f"{key}.batch", 1)
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cls(**{k: v for k, v in opts.items() if k not in extra})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"experiment: {key} {name!r} refuses its options {dict(opts)}: {exc}. Fix: see the "
+                          f"Optuna documentation of {cls.__name__}.") from None
+
+
 def _int(value: Any, what: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"experiment: {what} must be an integer ≥ {minimum}, found {value!r}.")
+        raise ConfigError(f"experiment: {what} must be an integer ≥ {minimum}, found {value!r}. Fix: give a whole "
+                          f"number ≥ {minimum}.")
     return value
 
 
@@ -338,7 +384,12 @@ def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | No
     if not isinstance(dataset, str) or not dataset.strip():
         raise ConfigError("experiment: 'dataset' is missing. Fix: golden | beir:<DIR>:<split> | eerag:<FILE> | "
                           "dcs-threads:<FILE>.")
-    base = from_dict(RagbenchConfig, data.get("base") or {})
+    try:
+        base = from_dict(RagbenchConfig, data.get("base") or {})
+    except ConfigError as exc:
+        msg = str(exc)
+        raise ConfigError(f"experiment: base: {msg}" + ("" if "Fix:" in msg else " Fix: correct the base section.")) \
+            from None
     raw_space = data.get("space")
     if not isinstance(raw_space, Mapping) or not raw_space:
         raise ConfigError("experiment: 'space' must map config fields to distributions, e.g. "
@@ -359,8 +410,10 @@ def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | No
         limit = _int(limit, "split.limit", 2)
     sampler, sampler_opts = _section(data.get("sampler"), "sampler", SAMPLERS, "tpe")
     seed = _int(sampler_opts.pop("seed", base.seed), "sampler.seed", 0)
+    _check_options("sampler", sampler, sampler_opts)
     pruner, pruner_opts = _section(data.get("pruner"), "pruner", PRUNERS,
                                    "wilcoxon" if len(metrics) == 1 else "none")
+    _check_options("pruner", pruner, pruner_opts, extra=("batch",) if pruner != "none" else ())
     if pruner != "none" and len(metrics) > 1:
         raise ConfigError(f"experiment: pruner {pruner!r} needs a single objective (Optuna does not prune "
                           "multi-objective studies). Fix: pruner: none.")
@@ -402,7 +455,10 @@ def load_spec(path: str | Path) -> TuneSpec:
     """Read and validate an experiment YAML file (its name defaults to the file stem)."""
     p = Path(path)
     data = read_yaml_mapping(p, "experiment")
-    return parse_spec(data, p.resolve().parent, name=p.stem)
+    try:
+        return parse_spec(data, p.resolve().parent, name=p.stem)
+    except ConfigError as exc:  # name the file in every message
+        raise ConfigError(f"experiment file {p}: {str(exc).removeprefix('experiment: ')}") from None
 
 
 def spec_to_dict(spec: TuneSpec) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import socket
 import time
 import warnings
 from contextlib import contextmanager
@@ -130,3 +131,93 @@ def open_storage(url: str, lock_timeout: float = 60.0) -> Any:
     except OSError as exc:
         raise StoreError(f"cannot open the Optuna journal {path}: {exc}. Fix: check the path and permissions.") \
             from exc
+
+
+def process_id() -> str:
+    """``host:pid`` of this process, as recorded on the trials it runs."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def process_alive(owner: str) -> bool | None:
+    """Whether the ``host:pid`` process runs; ``None`` when it lives on another host (cannot be known here)."""
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by another user
+    return True
+
+
+class WorkerSlot:
+    """A numbered worker slot of a journal study, held by one live process: ``<journal>.worker-<i>`` created
+    exclusively, holding ``host:pid``. Independent ``ragbench tune`` processes on one journal (the documented way to
+    add workers by hand) thus get distinct numbers — and distinct sampler seeds — without talking to each other; the
+    first process gets 0, so a one-process run is reproducible. A slot whose process died is taken over."""
+
+    def __init__(self, journal: Path, limit: int = 1024) -> None:
+        self.journal = journal
+        self.limit = limit
+        self.index: int | None = None
+        self.file: Path | None = None
+
+    def _file(self, i: int) -> Path:
+        return Path(f"{self.journal}.worker-{i}")
+
+    def acquire(self) -> int:
+        me = process_id()
+        for i in range(self.limit):
+            f = self._file(i)
+            try:
+                fd = os.open(f, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                try:
+                    owner = f.read_text(encoding="utf-8").strip()
+                except OSError:
+                    continue
+                if owner and process_alive(owner) is False:
+                    f.unlink(missing_ok=True)  # its process died; retry the same number once
+                    try:
+                        fd = os.open(f, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                    except FileExistsError:
+                        continue
+                else:
+                    continue
+            except OSError as exc:
+                raise StoreError(f"cannot create the worker file {f}: {exc}. Fix: check the folder's permissions.") \
+                    from exc
+            os.write(fd, me.encode("utf-8"))
+            os.close(fd)
+            self.index, self.file = i, f
+            return i
+        raise StoreError(f"more than {self.limit} workers hold slots of {self.journal}. Fix: delete stale "
+                         f"{self.journal}.worker-* files of processes that no longer run.")
+
+    def release(self) -> None:
+        if self.file is not None:
+            self.file.unlink(missing_ok=True)
+            self.file = self.index = None
+
+    def others_alive(self) -> bool:
+        """Whether another live process (or one on another host) holds a slot of this journal."""
+        me = process_id()
+        for f in sorted(self.journal.parent.glob(self.journal.name + ".worker-*")):
+            if f == self.file:
+                continue
+            try:
+                owner = f.read_text(encoding="utf-8").strip()
+            except OSError:
+                continue
+            if owner != me and (not owner or process_alive(owner) is not False):
+                return True  # an empty file is a slot being written right now
+        return False
+
+    def __enter__(self) -> "WorkerSlot":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -6,8 +6,9 @@ in a seeded per-trial order, in batches) and are stopped early by ``optuna.prune
 significantly worse than the best trial on the same queries. A trial that raises is recorded as failed (its error
 in the trial's ``error`` attribute) and the study goes on.
 
-``workers > 1`` starts that many processes (``spawn``), each with its own storage handle and its own share of the
-remaining budget, so the study ends with exactly the budgeted number of finished trials; a ``MaxTrialsCallback``
+``workers > 1`` starts that many processes (``spawn``), each with its own storage handle, its own worker slot (the
+sampler's seed is ``seed + slot``; independent ``ragbench tune`` processes on one journal take distinct slots too)
+and its own share of the remaining budget, so the study ends with exactly the budgeted number of finished trials; a ``MaxTrialsCallback``
 also stops a worker once the study holds the budget (several machines sharing an RDB study).
 A resumed study (same name and storage) runs only what is missing from its budget; its search space must be
 unchanged (checked by a fingerprint).
@@ -26,7 +27,7 @@ from ..config import RagbenchConfig, config_hash
 from ..errors import ConfigError, DataError, StoreError, require_extra
 from .objectives import Objective, make_objective, split_units
 from .space import TuneSpec, spec_to_dict
-from .storage import is_rdb, journal_path, open_storage, quiet_experimental
+from .storage import WorkerSlot, is_rdb, journal_path, open_storage, process_alive, process_id, quiet_experimental
 
 log = logging.getLogger(__name__)
 FINISHED = ("COMPLETE", "PRUNED", "FAIL")
@@ -52,8 +53,24 @@ class Prepared:
         return self.spec.pruner != "none" and self.objective.incremental and not self.spec.multi_objective
 
 
+def check_stages(spec: TuneSpec) -> None:
+    """Build the chunker and (for modes that embed) the embedder of the base config and of every choice in the
+    space, so a setting no stage accepts (``embedding.model: bert``) fails here, not in every trial."""
+    from dataclasses import replace
+
+    from ..retrieval.factory import make_chunker, make_embedder
+
+    configs = [spec.base] + [spec.config_for({p.name: v}) for p in spec.space if p.kind == "choice"
+                             for v in p.choices]
+    for cfg in configs:
+        make_chunker(cfg.chunking)
+        if cfg.retrieval.mode != "bm25":
+            make_embedder(replace(cfg.embedding, cache=False))
+
+
 def prepare(spec: TuneSpec) -> Prepared:
     """Load the dataset, check that it can produce every metric, split it. Raises before any study exists."""
+    check_stages(spec)
     objective = make_objective(spec.dataset, spec.objective, spec.options)
     metrics = [objective.check_measure(m) for m in spec.metric_names]
     tune, held = split_units(objective.units(), spec.heldout, spec.split_seed, spec.limit)
@@ -65,11 +82,15 @@ def default_storage(spec: TuneSpec) -> str:
     return str(spec.study_dir / "study.journal")
 
 
-def make_sampler(spec: TuneSpec, worker: int = 0) -> Any:
-    """The spec's sampler, seeded with ``seed + worker`` (worker 0 reproduces a one-process run)."""
+def make_sampler(spec: TuneSpec, worker: int = 0, existing: int = 0) -> Any:
+    """The spec's sampler, seeded with ``seed + worker`` (worker 0 of a fresh study reproduces a one-process run).
+    A resumed study (``existing`` trials) gets a seed derived from all three, so it does not replay the random
+    draws of the run that started it."""
     optuna = require_extra("optuna", "tune", "tuning")
 
     seed = spec.seed + worker
+    if existing:
+        seed = int(np.random.SeedSequence([spec.seed, worker, existing]).generate_state(1)[0])
     opts = dict(spec.sampler_options)
     if spec.sampler == "random":
         return optuna.samplers.RandomSampler(seed=seed)
@@ -109,6 +130,7 @@ def evaluate_trial(trial: Any, prepared: Prepared) -> float | tuple[float, ...]:
 
     spec = prepared.spec
     try:
+        trial.set_user_attr("owner", process_id())  # lets another process tell a live trial from a stale one
         params = {p.name: p.suggest(trial) for p in spec.space}
         cfg = spec.config_for(params)
         trial.set_user_attr("config_hash", config_hash(cfg))
@@ -152,10 +174,22 @@ def evaluate_trial(trial: Any, prepared: Prepared) -> float | tuple[float, ...]:
 # ------------------------------------------------------------------------------------------------ studies
 
 
+class _NoTraceback(logging.Filter):
+    """Optuna logs a failed trial with its traceback; the one-line error is kept (also in trials.csv)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
 def _quiet_optuna() -> None:
     optuna = require_extra("optuna", "tune", "tuning")
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if not log.isEnabledFor(logging.DEBUG):
+        for handler in logging.getLogger("optuna").handlers:
+            if not any(isinstance(f, _NoTraceback) for f in handler.filters):
+                handler.addFilter(_NoTraceback())
 
 
 def load_or_create(spec: TuneSpec, storage: Any, prepared: Prepared | None = None, worker: int = 0) -> Any:
@@ -171,6 +205,9 @@ def load_or_create(spec: TuneSpec, storage: Any, prepared: Prepared | None = Non
     except ValueError as exc:  # different directions
         raise ConfigError(f"study {spec.name!r} exists in the storage with other objectives ({exc}). Fix: use "
                           "another experiment name or storage.") from None
+    existing = len(study.get_trials(deepcopy=False))
+    if existing:
+        study.sampler = make_sampler(spec, worker, existing)
     found = study.user_attrs.get("fingerprint")
     if found is None:
         study.set_user_attr("fingerprint", spec.fingerprint())
@@ -188,12 +225,19 @@ def finished_count(study: Any) -> int:
                if t.state.name in FINISHED and not t.user_attrs.get("stale"))
 
 
-def fail_stale(study: Any) -> int:
-    """Mark trials left RUNNING by a stopped process as failed (journal and in-memory storages: one coordinator)."""
+def fail_stale(study: Any, slot: WorkerSlot | None = None) -> int:
+    """Mark trials left RUNNING by a stopped process as failed (journal and in-memory storages). A trial records
+    its ``owner`` process; it is stale when that process is gone. A trial without an owner yet (just created by
+    another process) is stale only when no other live process holds a worker slot of the journal: failing a live
+    trial would kill its process ("Cannot tell a FAIL trial")."""
     TrialState = require_extra("optuna.trial", "tune", "tuning").TrialState
 
     n = 0
+    others = slot.others_alive() if slot is not None else False
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        owner = t.user_attrs.get("owner")
+        if (process_alive(owner) is not False) if owner else others:
+            continue
         study._storage.set_trial_user_attr(t._trial_id, "stale", True)
         study._storage.set_trial_user_attr(t._trial_id, "error", "stale: the process running it stopped")
         study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
@@ -212,12 +256,25 @@ def _optimize(study: Any, prepared: Prepared, n_trials: int, budget: int, show_p
                    callbacks=[cap], show_progress_bar=show_progress, gc_after_trial=False)
 
 
+def _slot(url: str) -> WorkerSlot | None:
+    path = journal_path(url)
+    return WorkerSlot(path) if path is not None else None
+
+
 def _worker(spec: TuneSpec, url: str, n_trials: int, budget: int, worker: int) -> None:
-    """Entry point of a worker process: its own data, storage handle and seeded sampler."""
+    """Entry point of a worker process: its own data, storage handle and seeded sampler (seed + its worker slot
+    for a journal, so concurrent processes never sample alike)."""
     _quiet_optuna()
     prepared = prepare(spec)
-    study = load_or_create(spec, open_storage(url), prepared, worker)
-    _optimize(study, prepared, n_trials, budget, show_progress=False)
+    slot = _slot(url)
+    try:
+        if slot is not None:
+            worker = slot.acquire()
+        study = load_or_create(spec, open_storage(url), prepared, worker)
+        _optimize(study, prepared, n_trials, budget, show_progress=False)
+    finally:
+        if slot is not None:
+            slot.release()
 
 
 def shares(remaining: int, workers: int) -> list[int]:
@@ -236,13 +293,19 @@ def optimize(spec: TuneSpec, prepared: Prepared, url: str, budget: int, workers:
                           "an RDB URL, or --workers 1.")
     _quiet_optuna()
     storage = open_storage(url)
-    study = load_or_create(spec, storage, prepared, 0)
-    if not is_rdb(url):
-        fail_stale(study)
-    plan = shares(budget - finished_count(study), workers)
-    if len(plan) <= 1:
-        _optimize(study, prepared, plan[0] if plan else 0, budget, show_progress)
-        return study
+    slot = _slot(url)
+    try:
+        worker = slot.acquire() if slot is not None else 0
+        study = load_or_create(spec, storage, prepared, worker)
+        if not is_rdb(url):
+            fail_stale(study, slot)
+        plan = shares(budget - finished_count(study), workers)
+        if len(plan) <= 1:
+            _optimize(study, prepared, plan[0] if plan else 0, budget, show_progress)
+            return study
+    finally:
+        if slot is not None:
+            slot.release()  # worker processes claim their own slots
     ctx = mp.get_context("spawn")  # no fork: the parent may hold ONNX sessions, SQLite and MLflow handles
     procs = [ctx.Process(target=_worker, args=(spec, url, n, budget, i), name=f"ragbench-tune-{i}")
              for i, n in enumerate(plan)]

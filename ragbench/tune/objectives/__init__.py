@@ -40,6 +40,7 @@ from .base import (
     OBJECTIVES,
     DatasetRef,
     Objective,
+    check_options,
     embedder_for,
     parse_dataset,
     register_objective,
@@ -72,4 +73,5 @@ def make_objective(dataset: str, name: str | None = None, options: Mapping[str, 
     entry = OBJECTIVES[name]
     if ds.kind not in entry.kinds:
         raise ConfigError(f"objective {name!r} takes datasets of kind {', '.join(entry.kinds)}, not {ds.kind!r}.")
+    check_options(name, entry, options or {})
     return entry.factory(ds, dict(options or {}))

@@ -68,7 +68,7 @@ class AnswersObjective(Objective):
         return per[per["measure"].isin(set(measures))].reset_index(drop=True)
 
 
-@register_objective("answers", kinds=("golden",))
+@register_objective("answers", kinds=("golden",), options=("model",))
 def _answers(ds: DatasetRef, options: Mapping[str, Any]) -> Objective:
     from ...eval.golden import DEFAULT_FOLDER, load_golden
 

@@ -105,17 +105,28 @@ def embedder_for(cfg: RagbenchConfig) -> Any:
 class _Entry:
     factory: Callable[[DatasetRef, Mapping[str, Any]], Objective]
     kinds: tuple[str, ...]
+    options: tuple[str, ...] = ()
 
 
 OBJECTIVES: dict[str, _Entry] = {}
 
 
-def register_objective(name: str, kinds: Sequence[str]) -> Callable:
-    """Decorator: register ``factory(dataset, options) → Objective`` for the dataset kinds it accepts."""
+def register_objective(name: str, kinds: Sequence[str], options: Sequence[str] = ()) -> Callable:
+    """Decorator: register ``factory(dataset, options) → Objective`` for the dataset kinds it accepts; ``options``
+    names the keys of an experiment's ``options:`` it reads (any other key is refused as a typo)."""
     def deco(factory: Callable[[DatasetRef, Mapping[str, Any]], Objective]) -> Callable:
-        OBJECTIVES[name] = _Entry(factory, tuple(kinds))
+        OBJECTIVES[name] = _Entry(factory, tuple(kinds), tuple(options))
         return factory
     return deco
+
+
+def check_options(name: str, entry: _Entry, options: Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigError` for ``options:`` keys objective ``name`` does not read."""
+    unknown = sorted(set(map(str, options)) - set(entry.options))
+    if unknown:
+        valid = ", ".join(entry.options) if entry.options else "none"
+        raise ConfigError(f"experiment: options {', '.join(map(repr, unknown))} are not read by objective {name!r}"
+                          f" (valid options: {valid}). Fix: correct or remove them.")
 
 
 def _require(path: Path | None, what: str) -> Path:

@@ -90,7 +90,7 @@ class EeragObjective(Objective):
 
 
 
-@register_objective("eerag", kinds=("eerag",))
+@register_objective("eerag", kinds=("eerag",), options=("mode", "elector", "model"))
 def _eerag(ds: DatasetRef, options: Mapping[str, Any]) -> Objective:
     elector, model = options.get("elector"), options.get("model")
     return EeragObjective(_require(ds.path, "EE-RAG benchmark file"), mode=str(options.get("mode", "dense")),

@@ -106,6 +106,6 @@ class LocomoDcsObjective(Objective):
         return pd.DataFrame(rows, columns=COLUMNS)
 
 
-@register_objective("dcs-locomo", kinds=("locomo",))
+@register_objective("dcs-locomo", kinds=("locomo",), options=("dcs_weight",))
 def _locomo(ds: DatasetRef, options: Mapping[str, Any]) -> Objective:
     return LocomoDcsObjective(_require(ds.path, "LoCoMo file"), float(options.get("dcs_weight", 0.1)))
