@@ -19,14 +19,23 @@ from typing import TYPE_CHECKING, Sequence
 from tqdm.auto import tqdm
 
 from ..config import DalConfig
-from ..errors import DataError, NetworkError, RagbenchError, StoreError
+from ..errors import DataError, RagbenchError, StoreError
 from ..llm.base import ChatModel
 from ..retrieval.base import Embedder
 from .confidence import ConfidenceBreakdown, mean, parse_date, recency_of
 from .consistency import ConsistencyMeter, SourceFacts, key_facts
 from .decompose import Decomposition, SubTopic, content_words, decompose
-from .entries import (CoverageReport, KnowledgeEntry, PassLog, SourceError, SubTopicStatus, data_type_of,
-                      entities_of, entry_id_for, summarize)
+from .entries import (
+    CoverageReport,
+    KnowledgeEntry,
+    PassLog,
+    SourceError,
+    SubTopicStatus,
+    data_type_of,
+    entities_of,
+    entry_id_for,
+    summarize,
+)
 from .fetch import FetchedPage, PageFetcher
 from .search import SearchBackend
 from .tiers import SourceTier, TierPolicy, host_of, tier_distribution

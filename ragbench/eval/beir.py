@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-
 from ..config import RagbenchConfig, load_config, read_yaml_mapping
 from ..errors import ConfigError, DataError
 from ..retrieval.base import Embedder
