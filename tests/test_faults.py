@@ -98,7 +98,8 @@ def _experiment(tmp: Path, **changes: object) -> dict:
     write(tmp / "tiny" / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n" + "".join(
         f"q{i}\td{i}\t1\n" for i in range(6)))
     spec = {"name": "t", "dataset": f"beir:{corpus.parent}:test",
-            "base": {"retrieval": {"mode": "bm25"}, "chunking": {"strategy": "none"}, "embedding": {"model": "hashing"}},
+            "base": {"retrieval": {"mode": "bm25"}, "chunking": {"strategy": "none"},
+                     "embedding": {"model": "hashing"}},
             "space": {"bm25.k1": "float[0.5, 2.0]"}, "metrics": [{"nDCG@10": "maximize"}], "pruner": "none",
             "trials": 2}
     spec.update(changes)

@@ -152,7 +152,7 @@ class Researcher:
             errors.append(SourceError(url, "fetch", type(exc).__name__, str(exc)))
             steps.append(f"fetch failed {url}: {type(exc).__name__}")
             return None
-        except Exception as exc:  # noqa: BLE001 - a hostile page must not end the run and lose the report
+        except Exception as exc:  # a hostile page must not end the run and lose the report
             log.debug("fetch %s", url, exc_info=True)
             errors.append(SourceError(url, "fetch", type(exc).__name__, f"unexpected failure: {exc}"))
             steps.append(f"fetch failed {url}: {type(exc).__name__}")
@@ -237,7 +237,7 @@ class Researcher:
                     break
                 try:
                     results = self.search.search(query, cfg.results_per_query)
-                except Exception as exc:  # noqa: BLE001 - typed or not, a failed search is recorded, not fatal
+                except Exception as exc:  # typed or not, a failed search is recorded, not fatal
                     if not isinstance(exc, RagbenchError):
                         log.debug("search %r", query, exc_info=True)
                     errors.append(SourceError(query, "search", type(exc).__name__, str(exc)))

@@ -8,8 +8,8 @@ in the trial's ``error`` attribute) and the study goes on.
 
 ``workers > 1`` starts that many processes (``spawn``), each with its own storage handle, its own worker slot (the
 sampler's seed is ``seed + slot``; independent ``ragbench tune`` processes on one journal take distinct slots too)
-and its own share of the remaining budget, so the study ends with exactly the budgeted number of finished trials; a ``MaxTrialsCallback``
-also stops a worker once the study holds the budget (several machines sharing an RDB study).
+and its own share of the remaining budget, so the study ends with exactly the budgeted number of finished trials;
+a ``MaxTrialsCallback`` also stops a worker once the study holds the budget (several machines sharing an RDB study).
 A resumed study (same name and storage) runs only what is missing from its budget; its search space must be
 unchanged (checked by a fingerprint).
 """

@@ -38,7 +38,7 @@ class Server:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            def do_GET(self) -> None:
                 server.seen.append(self.path)
                 path = urlsplit(self.path).path if self.path.startswith("/") else "PROXY"
                 route = server.routes.get(path)

@@ -76,7 +76,7 @@ def test_two_tune_processes_share_one_journal(tmp_path, tiny_beir):
     journal = tmp_path / "shared.journal"
     procs = [_tune(path, journal, 24) for _ in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err
         assert "Traceback" not in err
     study = optuna.load_study(study_name="tiny", storage=open_storage(str(journal)))
