@@ -204,8 +204,8 @@ def load_locomo(path: str | Path) -> list[LocomoConversation]:
     p = Path(path)
     data = _read_json(p)
     if not isinstance(data, list) or not data:
-        found = "an empty list" if isinstance(data, list) else type(data).__name__
-        raise DataError(f"{p}: expected a JSON list of LoCoMo samples, found {found}. Fix: give the LoCoMo file "
+        what = "an empty list" if isinstance(data, list) else type(data).__name__
+        raise DataError(f"{p}: expected a JSON list of LoCoMo samples, found {what}. Fix: give the LoCoMo file "
                         "(e.g. locomo_dev.json).")
     out: list[LocomoConversation] = []
     seen: set[str] = set()
@@ -358,8 +358,8 @@ def load_dcs_messages(path: str | Path) -> pd.DataFrame:
     p = Path(path)
     data = _read_json(p)
     if not isinstance(data, list) or not data:
-        found = "an empty list" if isinstance(data, list) else type(data).__name__
-        raise DataError(f"{p}: expected a non-empty JSON list of messages, found {found}. Fix: give the DCS "
+        what = "an empty list" if isinstance(data, list) else type(data).__name__
+        raise DataError(f"{p}: expected a non-empty JSON list of messages, found {what}. Fix: give the DCS "
                         "message file (e.g. dcs_test_messages.json).")
     for i, m in enumerate(data):
         if not isinstance(m, dict) or not {"id", "content", "timestamp", "thread"} <= set(m):
