@@ -343,14 +343,18 @@ def _check_options(key: str, name: str, opts: Mapping[str, Any], extra: tuple[st
     classes = {"tpe": optuna.samplers.TPESampler, "random": optuna.samplers.RandomSampler,
                "nsgaii": optuna.samplers.NSGAIISampler, "wilcoxon": optuna.pruners.WilcoxonPruner,
                "median": optuna.pruners.MedianPruner, "none": optuna.pruners.NopPruner}
-    cls = classes[name]
-    valid = [n for n in inspect.signature(cls).parameters if n not in ("self", "seed")] + list(extra)
+    cls = classes.get(name)
+    # The grid sampler's only argument, its grid, comes from the space.
+    valid = [n for n in inspect.signature(cls).parameters if n not in ("self", "seed")] if cls else []
+    valid += list(extra)
     unknown = sorted(set(map(str, opts)) - set(valid))
     if unknown:
         raise ConfigError(f"experiment: {key} {name!r} has no option(s) {', '.join(map(repr, unknown))}. Valid "
                           f"options: {', '.join(valid) or 'none'}. Fix: correct or remove them.")
     if extra and "batch" in opts:
         _int(opts["batch"], f"{key}.batch", 1)
+    if cls is None:
+        return
     try:
         import warnings
 
