@@ -263,9 +263,8 @@ def evaluate_locomo(path: str | Path, ks: Sequence[int] = (5, 10, 25, 50), embed
                     row[f"tokens@{k}"] = int(tokens[order[:k]].sum()) if len(order) else 0
                 rows.append(row)
     df = pd.DataFrame(rows)
-log = logging.getLogger(__name__)
-
     memory_settings = {k: (v.__dict__ if isinstance(v, TurnText) else v) for k, v in mem_args.items()}
     settings = {"ks": ks, "turn_text": how.__dict__, "memory": memory_settings, "dcs_weight": dcs_weight, "mode": mode,
-                "dcs": {"faithful": cfg.faithful, "profile": cfg.profile}, "embedder": embedder.model_id}
+                "dcs": {"faithful": cfg.faithful, "profile": cfg.profile}, "embedder": embedder.model_id,
+                "unresolved_evidence": unresolved}
     return LocomoResult(df, ks, settings)
