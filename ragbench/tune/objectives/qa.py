@@ -59,7 +59,7 @@ class QaObjective(Objective):
         return per[per["measure"].isin(set(measures))].reset_index(drop=True)
 
 
-@register_objective("qa", kinds=("qa",))
+@register_objective("qa", kinds=("qa",), options=("few_shot", "model"))
 def _qa(ds: DatasetRef, options: Mapping[str, Any]) -> Objective:
     model = options.get("model")
     return QaObjective(_require(ds.path, "QA file"), int(options.get("few_shot", 3)), str(model) if model else None)
