@@ -15,6 +15,8 @@ import yaml
 from ragbench.cli import main
 from ragbench.errors import EXIT_BAD_INPUT
 
+from conftest import extra
+
 ROOT = Path(__file__).resolve().parents[1]
 LATIN1 = "bm25:\n  k1: 1.2  # Caf\xe9\n".encode("latin-1")
 BINARY = bytes(range(256)) * 4
@@ -120,6 +122,7 @@ def _experiment(tmp: Path, **changes: object) -> dict:
 ], ids=["space-range", "int-range", "choice-range", "sampler-option", "random-option", "pruner-option",
         "objective-option", "base-range", "unknown-model", "trials"])
 def test_bad_experiment_fails_before_the_first_trial(tmp_path, capsys, changes, needle):
+    extra("optuna", "tune")
     path = write(tmp_path / "exp.yaml", yaml.safe_dump(_experiment(tmp_path, **changes)))
     code, err = run(capsys, "tune", path, "--no-mlflow")
     bad_input(code, err, needle)
@@ -151,6 +154,7 @@ sys.exit(main(sys.argv[1:]))
 def test_failed_trials_make_exit_status_1_without_tracebacks(tmp_path):
     """The job ran with recorded failures: status 1, the errors in trials.csv, one line per failed trial (a real
     process, so that Optuna's own log handler is the one a user sees)."""
+    extra("optuna", "tune")
     path = write(tmp_path / "exp.yaml", yaml.safe_dump(_experiment(tmp_path, trials=3)))
     r = subprocess.run([sys.executable, "-c", FLAKY, "tune", str(path), "--no-mlflow", "--quiet"], cwd=tmp_path,
                        env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=600)

@@ -7,13 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import optuna
-
 from ragbench.tune.space import parse_spec
 from ragbench.tune.storage import WorkerSlot, open_storage, process_id
 from ragbench.tune.sweep import fail_stale, load_or_create, make_sampler
 
-from .conftest import tiny_spec, write_yaml
+from .conftest import require, tiny_spec, write_yaml
+
+optuna = require("optuna", "tune")
 
 ROOT = Path(__file__).resolve().parents[2]
 SPACE = {"bm25.k1": "float[0.5, 2.0]", "bm25.b": "float[0, 1]"}
