@@ -336,8 +336,11 @@ def _section(raw: Any, key: str, names: tuple[str, ...], default: str) -> tuple[
 def _check_options(key: str, name: str, opts: Mapping[str, Any], extra: tuple[str, ...] = ()) -> None:
     """Sampler / pruner options must be arguments of the Optuna class (plus ``extra`` of ours) and accepted by it,
     so that a typo fails here rather than as a TypeError inside every trial."""
+    import importlib.util
     import inspect
 
+    if importlib.util.find_spec("optuna") is None:
+        return  # a spec can be read without the tune extra; running it says which extra is missing
     optuna = require_extra("optuna", "tune", "tuning")
 
     classes = {"tpe": optuna.samplers.TPESampler, "random": optuna.samplers.RandomSampler,
