@@ -27,8 +27,8 @@ from .errors import ConfigError
 
 __all__ = ["AnnConfig", "AnswerConfig", "Bm25Config", "ChunkingConfig", "DalConfig", "DcsConfig", "DcsWeights",
            "EeragConfig", "EmbeddingConfig", "FusionConfig", "LlmConfig", "LshConfig", "RagbenchConfig",
-           "RetrievalConfig", "FIELD_RANGES", "check_range", "config_hash", "dump_config", "field_names", "flatten", "from_dict", "load_config",
-           "in_range", "read_yaml_mapping", "to_dict", "with_overrides"]
+           "RetrievalConfig", "FIELD_RANGES", "check_range", "config_hash", "dump_config", "field_names", "flatten",
+           "from_dict", "in_range", "load_config", "read_yaml_mapping", "to_dict", "with_overrides"]
 
 @dataclass(frozen=True)
 class ChunkingConfig:
