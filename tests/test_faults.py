@@ -197,7 +197,7 @@ def test_non_utf8_golden_file(golden, tmp_path, capsys, target):
         path = sorted((golden / "docs").glob("*.md"))[0]
     path.write_bytes(path.read_bytes() + "\nCaf\xe9\n".encode("latin-1"))
     code, err = run(capsys, "eval", "golden", "--data", golden, "--out", tmp_path / "run", "--no-mlflow")
-    bad_input(code, err, path, "not valid UTF-8", "re-encode")
+    bad_input(code, err, path, "not UTF-8 text", "save the file as UTF-8")
 
 
 def test_non_utf8_principals_for_ask(tmp_path, capsys):
