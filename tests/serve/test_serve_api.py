@@ -110,7 +110,9 @@ def test_valid_token_answers_with_citations(server):
     body = r.json()
     assert body["refused"] is False and body["refusal_reason"] is None
     assert body["citations"][0]["doc_id"] == "hr-leave"
-    assert body["citations"][0]["marker"] == 1
+    # marker = the cited chunk's place in the context: with stemmed BM25 (bm25.stemmer: english, issue 17) the
+    # hybrid ranking puts another chunk first and the leave-entitlement chunk second
+    assert body["citations"][0]["marker"] == 2
     assert body["prompt_version"] == "rag.answer@v1" and body["model_id"] == "extractive-v1"
     assert body["request_id"] == r.headers["x-request-id"]
 
