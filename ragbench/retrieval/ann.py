@@ -35,12 +35,9 @@ KINDS = ("hnsw", "ivf")
 
 
 def _faiss() -> Any:
-    try:
-        import faiss
-    except ImportError:
-        raise ConfigError("dense ANN search needs faiss. Fix: pip install 'ragbench[ann]' "
-                                     "(faiss-cpu), or use --retriever dense.") from None
-    return faiss
+    from ..errors import require_extra
+
+    return require_extra("faiss", "ann", "dense ANN search (--retriever ann)")
 
 
 class AnnRetriever(DenseRetriever):
