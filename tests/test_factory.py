@@ -155,7 +155,7 @@ def test_stage_signatures_reach_provenance_and_mlflow_params() -> None:
     assert isinstance(hy, HybridRetriever)
     assert hy.param_signature() == (
         "HybridRetriever(keyword=BM25Retriever(k1=1.5, b=0.75, stopwords=False, stopword_list='source', "
-        "stemmer='none', method='lucene', delta=0.5, rm3=False, rm3_docs=10, rm3_terms=10, rm3_weight=0.5), "
+        "stemmer='english', method='lucene', delta=0.5, rm3=False, rm3_docs=10, rm3_terms=10, rm3_weight=0.5), "
         "vector=DenseRetriever(embedder=HashingEmbedder(hashing_dim=64)), rrf_k=60, candidate_k=100, rerank=False, "
         "rerank_weight=0.1, keyword_weight=1.0, dense_weight=1.0, adaptive=0.0, method='rrf')")
     meta = provenance(cfg, "data", None, stages={"hybrid": hy, "plain": _plain_system})
