@@ -41,6 +41,14 @@ def memory_doc_id(conversation_id: str, seq: int) -> str:
     return f"{MEMORY_PREFIX}{conversation_id}:{seq:06d}"
 
 
+def memory_acl(conversation_id: str) -> Acl:
+    """The ACL of a conversation's memory documents: Restricted, with a role no principal is issued, so every
+    ACL-aware retriever over the store fails closed on them. The conversation reads its own memory through its
+    own index (``MemoryRetriever.memories``), scoped by conversation id; ownership of the conversation is checked
+    by whoever hands it out (the server: the creating principal only)."""
+    return Acl.make(roles=[f"eerag-memory:{conversation_id}"], classification="Restricted")
+
+
 def is_memory(doc_id: str) -> bool:
     return doc_id.startswith(MEMORY_PREFIX)
 
@@ -112,6 +120,7 @@ class ConversationMemory:
         summ = summary if summary is not None else self.summarize(f"{speaker}: {content}")
         created = (timestamp or datetime.now(UTC)).isoformat(timespec="milliseconds")
         doc = Document(doc_id, text, title=f"{speaker} ({role})", source=MEMORY_SOURCE + self.conversation_id,
+                       acl=memory_acl(self.conversation_id),
                        metadata={"conversation_id": self.conversation_id, "seq": seq, "role": role})
         with self.store.transaction() as con:
             self.store.ingest([doc], WholeDocumentChunker(), self.embedder, summarizer=lambda c: summ)

@@ -30,8 +30,9 @@ log = logging.getLogger("ragbench.serve")
 
 def document_retriever(store: KnowledgeStore, mode: str, cfg: RagbenchConfig, embedder: Any) -> Any:
     """A retriever of ``mode`` over the store's documents — not over EE-RAG conversation memory, which the
-    conversation system keeps in the same store (as ``memory:*`` documents without an ACL of their own): one
-    principal's conversation must never be an answer or a search hit for anyone."""
+    conversation system keeps in the same store (as ``memory:*`` documents whose Restricted ACL no principal
+    satisfies): one principal's conversation must never be an answer or a search hit for anyone, so they are
+    left out of the index as well as failing the ACL check."""
     chunks = [c for c in store.chunks() if not is_memory(c.doc_id)]
     retriever = make_retriever(mode, cfg, embedder)
     vec = vector_part(retriever)

@@ -170,3 +170,23 @@ def test_policy_elects_and_the_chat_model_answers(store):
     res = strict.send("hello there")
     assert (res.election_status, res.answer, res.model_calls) == ("declined", "Directly: hello.", 1)
     assert all(not m.content.startswith("--- Potentially") for m in model.calls[1])  # header withheld
+
+
+def test_memory_documents_fail_every_acl_check_outside_their_conversation(store):
+    """Conversation memory shares the store with the documents: an ACL-aware retriever over the whole store must
+    never return it, even to a principal cleared for Restricted with every role."""
+    from ragbench.retrieval.factory import make_retriever
+    from ragbench.schema import Principal
+
+    emb = HashingEmbedder(64)
+    conv = Conversation.open(store, "c1", cfg(), None, emb)
+    conv.send("how do I rebase a git branch")
+    assert store.acls()["memory:c1:000000"].classification.name == "RESTRICTED"
+    retriever = make_retriever("bm25", RagbenchConfig(), emb)
+    retriever.index(store.chunks(), store.acls(), store.titles())
+    boss = Principal.make("boss", roles=["admin", "employee", "eerag-memory"], departments=["it"],
+                          max_classification="Restricted")
+    docs = [h.doc_id for h in retriever.search("how do I rebase a git branch", k=50, principal=boss)]
+    assert "git-rebase" in docs and not [d for d in docs if d.startswith("memory:")]
+    unrestricted = [h.doc_id for h in retriever.search("how do I rebase a git branch", k=50, principal=None)]
+    assert "memory:c1:000000" in unrestricted  # the offline, ACL-free caller still sees everything
