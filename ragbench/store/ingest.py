@@ -6,6 +6,7 @@ whole and a rerun completes it.
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -158,6 +159,7 @@ class KnowledgeStore(StoreCore):
         if plan.kind == "unchanged" and not plan.to_embed and not plan.to_summarize:
             return  # nothing to write: an unchanged document is not touched
         with self.transaction() as conn:
+            _recheck(conn, plan)
             if plan.kind == "add":
                 conn.execute("INSERT INTO documents(doc_id, title, source, sha256, version, acl, metadata, text, "
                              "chunker, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)",
@@ -192,6 +194,25 @@ class KnowledgeStore(StoreCore):
             if embedder is not None and plan.to_embed:
                 ids = [c.chunk_id for c in plan.to_embed]
                 self._write_vectors(conn, embedder.model_id, ids, np.stack([vectors[i] for i in ids]), sha)
+
+
+def _recheck(conn: sqlite3.Connection, plan: "_Plan") -> None:
+    """Re-read the document under the write lock and adjust the plan's kind and base version to what another
+    writer (a second ``ragbench index`` or ``dal watch`` on the same store) committed since it was planned, so a
+    concurrent run updates instead of failing on the unique document id or writing a stale version."""
+    row = conn.execute("SELECT sha256, version, chunker FROM documents WHERE doc_id = ?",
+                       (plan.doc.doc_id,)).fetchone()
+    if row is None:
+        if plan.kind != "add":  # deleted meanwhile: write it afresh
+            plan.kind, plan.old_version = "add", 0
+        return
+    if plan.kind != "add" and row[1] == plan.old_version:
+        return  # nobody wrote it since it was planned
+    plan.old_version = int(row[1])
+    if (row[0], row[2]) == (plan.sha, plan.chunker_sig):
+        plan.kind = "fields"  # same content already written by the other run: only fields, summaries, vectors
+    else:
+        plan.kind = "update" if row[0] != plan.sha else "rechunk"
 
 
 @dataclass
