@@ -13,10 +13,7 @@ outputs are still written), 2 on bad input."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-from collections.abc import Iterator
-from typing import Any
 
 from ._common import Output, add_common_options, add_model_option, load_cfg, show_progress
 
@@ -44,17 +41,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-@contextlib.contextmanager
-def _maybe_testweb(on: bool) -> Iterator[Any]:
-    if not on:
-        yield None
-        return
-    from ..dal.testweb import TestWeb
-
-    with TestWeb() as web:
-        yield web
-
-
 def _metrics(summary: dict) -> dict[str, float]:
     topics = summary.get("sub_topics") or []
     conf = [float(t["confidence"]) for t in topics if t.get("confidence") is not None]
@@ -75,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
     overrides: dict[str, object] = {"dal.search_url": args.search_url, "dal.url_rewrite": args.url_rewrite,
                                     "dal.max_passes": args.max_passes, "dal.as_of": args.as_of,
                                     "embedding.model": args.embedder, "dal.decomposer": args.decompose_with}
-    with _maybe_testweb(args.testweb) as web:
+    from ..dal.testweb import maybe_testweb
+
+    with maybe_testweb(args.testweb) as web:
         if web is not None:
             overrides.update({"dal.search_url": web.search_url, "dal.url_rewrite": web.url_rewrite,
                               "dal.request_delay": 0.0})

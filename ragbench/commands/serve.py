@@ -10,14 +10,12 @@ config file's ``serve:`` section. The store is indexed (and embedded) here, once
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import os
 import re
 import socket
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,17 +94,6 @@ def data_store(folder: str | None, settings: Any, show_progress: bool) -> str:
     return str(path)
 
 
-@contextlib.contextmanager
-def _maybe_testweb(on: bool) -> Iterator[Any]:
-    if not on:
-        yield None
-        return
-    from ..dal.testweb import TestWeb
-
-    with TestWeb() as web:
-        yield web
-
-
 def _run_uvicorn(uvicorn: Any, host: str, port: int, workers: int) -> None:
     """uvicorn on the factory ``app_from_env``; with several workers the listening socket is made here, as
     ``uvicorn.run`` does, but with ``TCP_NODELAY`` set: accepted connections inherit it (Linux), and without it every
@@ -134,7 +121,9 @@ def run(args: argparse.Namespace) -> int:
     from ..serve.settings import SETTINGS_ENV, ServeSettings
 
     overrides = parse_sets(args.set)
-    with _maybe_testweb(args.testweb) as web:
+    from ..dal.testweb import maybe_testweb
+
+    with maybe_testweb(args.testweb) as web:
         if web is not None:
             overrides = {"dal.search_url": web.search_url, "dal.url_rewrite": web.url_rewrite,
                          "dal.request_delay": "0", "dal.as_of": "2025-06-01", **overrides}

@@ -20,12 +20,14 @@ Tests add their own documents with :meth:`TestWeb.add_route`.
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import math
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -345,6 +347,16 @@ class TestWeb:
         if b == "truncated":
             return self._send(h, 200, body[:200], "text/html; charset=utf-8", length=len(body) + 5000)
         self._send(h, 200, body, "text/html; charset=utf-8")
+
+
+@contextlib.contextmanager
+def maybe_testweb(on: bool) -> Iterator[TestWeb | None]:
+    """The local test web while the block runs when ``on`` (``--testweb`` of research and serve), else ``None``."""
+    if not on:
+        yield None
+        return
+    with TestWeb() as web:
+        yield web
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import jwt
-import yaml
 
+from ..config_tools import read_yaml_mapping
 from ..errors import ConfigError, SchemaError
 from ..schema import Classification, Principal
 
@@ -69,13 +69,8 @@ def _digest(key: str) -> str:
 def load_api_keys(path: str | Path) -> list[ApiKey]:
     """``{api_keys: {KEY or sha256:HEX: {sub, roles, departments, clearance}}}`` (the top key is optional)."""
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"API keys file {p} does not exist. Fix: check serve.api_keys / --api-keys.")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"API keys file {p} is not valid YAML: {exc}") from None
-    if isinstance(data, Mapping) and "api_keys" in data:
+    data: Any = read_yaml_mapping(p, "API keys")  # missing, binary, non-UTF-8 or invalid YAML: a ConfigError
+    if "api_keys" in data:
         data = data["api_keys"]
     if not isinstance(data, Mapping):
         raise ConfigError(f"API keys file {p}: expected a mapping of key → claims.")

@@ -86,3 +86,19 @@ def test_settings_split_serve_and_research_names(tmp_path):
     assert (dense.answer.min_retrieval_score, dense.bm25.k1, dense.answer.top_k, dense.embedding.cache) == (
         0.28, 1.5, 3, False)
     assert again.research_config("bm25").answer.min_retrieval_score == 0.02
+
+
+def test_api_keys_file_errors_name_the_file_and_the_fix(tmp_path):
+    from ragbench.serve.auth import load_api_keys
+
+    binary = tmp_path / "keys.yaml"
+    binary.write_bytes(b"\xff\xfe\x00api_keys")
+    with pytest.raises(ConfigError, match=r"API keys file .*keys\.yaml is not UTF-8 text.*Fix:"):
+        load_api_keys(binary)
+    with pytest.raises(ConfigError, match=r"API keys file .*missing\.yaml does not exist\. Fix:"):
+        load_api_keys(tmp_path / "missing.yaml")
+    good = tmp_path / "good.yaml"
+    good.write_text("api_keys:\n  k-123:\n    sub: agent\n    roles: [employee]\n    departments: [it]\n"
+                    "    clearance: Internal\n", encoding="utf-8")
+    (key,) = load_api_keys(good)
+    assert (key.principal.user_id, key.principal.max_classification) == ("agent", Classification.INTERNAL)
