@@ -183,24 +183,42 @@ class IngestionPipeline:
                 if dup is None:
                     live_hashes[h] = item.source_id
                 work.append(_Work(item, watcher, doc, kind, dup))
-        totals = {"added": 0, "updated": 0, "chunks": 0, "duplicates": 0}
+        totals = {"added": 0, "updated": 0, "chunks": 0, "duplicates": 0, "unchanged": 0}
+        done_elsewhere: set[str] = set()
         bar = tqdm(total=len(work), disable=not self.show_progress, desc="dal ingest", unit="doc")
         for start in range(0, len(work), self.batch_size):
             batch = work[start:start + self.batch_size]
-            self._write(batch, state, totals)
+            self._write(batch, state, totals, done_elsewhere)
             bar.update(len(batch))
         bar.close()
         deleted = self._delete(state, gone)
-        report = PipelineReport(totals["added"], totals["updated"], unchanged, len(deleted), totals["duplicates"],
-                                totals["chunks"], tuple(w.item.source_id for w in work), tuple(deleted),
-                                tuple(errors))
+        report = PipelineReport(totals["added"], totals["updated"], unchanged + totals["unchanged"], len(deleted),
+                                totals["duplicates"], totals["chunks"],
+                                tuple(w.item.source_id for w in work if w.item.source_id not in done_elsewhere),
+                                tuple(deleted), tuple(errors))
         log.info("pipeline: %s", report)
         return report
 
-    def _write(self, batch: list[_Work], state: dict[str, dict], totals: dict[str, int]) -> None:
-        """One transaction: the batch's documents (grouped by chunker), stale copies of duplicates, state rows."""
+    def _write(self, batch: list[_Work], state: dict[str, dict], totals: dict[str, int],
+               done_elsewhere: set[str]) -> None:
+        """One transaction: the batch's documents (grouped by chunker), stale copies of duplicates, state rows.
+
+        Under the write lock, items that another run on the same store (a concurrent ``dal watch``) has already
+        processed at this raw hash since this run read the state are skipped and counted unchanged, so each run's
+        report counts only what it wrote."""
         now = _now()
         with self.store.transaction() as conn:
+            ids = [w.item.source_id for w in batch]
+            fresh = {r[0]: r[1] for r in conn.execute(
+                f"SELECT source_id, raw_hash FROM dal_pipeline_state WHERE source_id IN ({','.join('?' * len(ids))})",
+                ids)}
+            done = {w.item.source_id for w in batch
+                    if fresh.get(w.item.source_id) == w.item.raw_hash
+                    and (state.get(w.item.source_id) or {}).get("raw_hash") != w.item.raw_hash}
+            if done:
+                done_elsewhere.update(done)
+                totals["unchanged"] += len(done)
+                batch = [w for w in batch if w.item.source_id not in done]
             for kind in ("prose", "code", "chat"):
                 docs = [w.doc for w in batch if w.kind == kind and w.duplicate_of is None]
                 if docs:

@@ -283,3 +283,33 @@ def test_file_of_nul_bytes_is_a_source_error(tmp_path, store):
         ("mixed.md", "DataError"), ("zeros.txt", "DataError")]
     assert "binary" in rep.errors[0].message and "offset" in rep.errors[0].message
     assert store.doc_ids() == ["file:w/ok.md"]
+
+
+def test_concurrent_watch_runs_each_count_only_what_they_wrote(tmp_path):
+    """Fault 6 (issue 13): of two `dal watch` runs on one store, the one that read the state before the other
+    committed reported the other's documents as its own additions."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"f{i}.md").write_text(f"File number {i} with its own text.\n")
+    path = tmp_path / "shared.db"
+    a, b = KnowledgeStore.open(path), KnowledgeStore.open(path)
+    try:
+        pa, pb = IngestionPipeline(a, HashingEmbedder(64)), IngestionPipeline(b, HashingEmbedder(64))
+        pb._schema()
+        real_write = pb._write
+        first: list = []
+
+        def write_after_the_other_run(*args, **kwargs):
+            if not first:  # b has read the state and planned all five files; a indexes them all first
+                first.append(pa.run([FolderWatcher(folder)]))
+            return real_write(*args, **kwargs)
+
+        pb._write = write_after_the_other_run  # type: ignore[method-assign]
+        second = pb.run([FolderWatcher(folder)])
+        assert (first[0].added, first[0].unchanged) == (5, 0)
+        assert (second.added, second.updated, second.unchanged, second.reprocessed) == (0, 0, 5, ())
+        assert len(a.doc_ids()) == 5 and consistent(a, pa)
+    finally:
+        a.close()
+        b.close()
