@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,10 @@ import numpy as np
 from ..errors import DataError, StoreError
 from ..schema import Acl, Chunk
 from .sqlite_file import utc_now, check_header, in_batches, initialise, qmarks
+
+#: Attempts at initialising a store that other processes are creating at the same moment (~25 s in all).
+_INIT_ATTEMPTS = 50
+
 
 @dataclass(frozen=True)
 class StoredDocument:
@@ -81,7 +86,16 @@ class StoreCore:
             raise StoreError(f"cannot open store {self.path}: {exc}. Fix: check the path and its permissions.") from exc
         conn.row_factory = sqlite3.Row
         try:
-            initialise(conn, self.path, self.in_memory)
+            for attempt in range(_INIT_ATTEMPTS):
+                try:
+                    initialise(conn, self.path, self.in_memory)
+                    break
+                except sqlite3.OperationalError as exc:
+                    # Creating a store and switching it to WAL take locks for which SQLite may answer "locked"
+                    # at once, without waiting, when other processes open the same new store at the same moment.
+                    if "locked" not in str(exc) or attempt == _INIT_ATTEMPTS - 1:
+                        raise
+                    time.sleep(0.02 * (attempt + 1))
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(f"store {self.path} is damaged or unreadable ({exc}). Fix: restore it from a backup "

@@ -88,8 +88,10 @@ def initialise(conn: sqlite3.Connection, path: Path, in_memory: bool) -> None:
         return app, {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     app_id, tables = state()
-    if app_id == 0 and not tables:
-        # New store: mark it before switching to WAL, so the marker lands in the main file's header.
+    if app_id == 0:
+        # New store: mark it before switching to WAL, so the marker lands in the main file's header. The two reads
+        # of state() above run in separate read transactions, so a concurrent creator can commit between them
+        # (application id 0 but tables present): decide only on a re-read under the write lock.
         conn.execute("BEGIN IMMEDIATE")
         try:
             app_id, tables = state()  # another process may have created it while we waited for the lock
