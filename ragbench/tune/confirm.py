@@ -8,6 +8,8 @@ carries the scores; the same numbers go to ``summary.json`` in the study folder.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,9 +81,7 @@ def write_tuned(path: Path, cfg: RagbenchConfig, summary: dict[str, Any]) -> Pat
     ]
     text = "\n".join(lines) + "\n" + yaml.safe_dump(to_dict(cfg), sort_keys=False)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    _write_atomic(path, text)
     return path
 
 
@@ -121,7 +121,19 @@ def promote(tuned_file: Path, target: Path, summary: dict[str, Any], direction: 
             f"# Promoted with --force although it failed the promotion test: {reason}.")
     text = note + "\n" + tuned_file.read_text(encoding="utf-8")
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
+    _write_atomic(target, text)
     return Promotion(True, target, reason, forced=not ok)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file of this process's own (several tune workers may finish the same study at
+    once) and rename it into place, so readers see the old or the new file, never half of one."""
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a config file is for reading
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
