@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ragbench.eval.beir import beir_config, beir_documents
 from ragbench.eval.datasets import load_beir
-from ragbench.retrieval.chunking import make_chunker
+from ragbench.retrieval.factory import make_chunker
 from ragbench.retrieval.embedding import make_embedder
 from ragbench.retrieval.retriever import retriever_from_store
 from ragbench.store import KnowledgeStore

@@ -110,7 +110,7 @@ def test_sidecar_is_reused_when_fresh_and_rebuilt_when_stale(tmp_path):
 
 
 def test_config_and_store_wiring(tmp_path):
-    from ragbench.retrieval.chunking import make_chunker
+    from ragbench.retrieval.factory import make_chunker
     from ragbench.retrieval.retriever import make_retriever, retriever_from_store
     from ragbench.store import KnowledgeStore
 

@@ -16,63 +16,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..config import RagbenchConfig
+from ._eerag_common import add_grammar, chat_model, config_from, track
 from ._common import (
     Output,
-    add_config_options,
-    add_k_option,
-    add_model_option,
     add_output_options,
-    add_retriever_option,
     add_tracking_option,
     json_line,
-    load_cfg,
     show_progress,
 )
-
-EXPERIMENT = "ragbench-eerag"
-
-MODEL_HELP = "chat model: llama (best installed local GGUF), llama:<name> (e.g. llama:qwen2.5-coder-1.5b), openai"
-
-
-def chat_model(name: str | None, cfg: RagbenchConfig | None = None) -> Any:
-    """The chat model of ``--model`` or, without it, of ``llm.model`` (None when neither is set)."""
-    if not name and not (cfg is not None and cfg.llm.model):
-        return None
-    from ..llm import chat_model_for
-
-    return chat_model_for(cfg or RagbenchConfig(), name)
-
-
-def config_from(args: argparse.Namespace) -> RagbenchConfig:
-    """``--config`` + ``--set`` + the option shortcuts (``--retriever``, ``-k``, ``--elector``)."""
-    return load_cfg(args, {"retrieval.mode": getattr(args, "retriever", None), "eerag.top_k": getattr(args, "k", None),
-                           "eerag.elector": getattr(args, "elector", None)})
-
-
-def add_grammar(p: argparse.ArgumentParser, k_help: str = "candidates shown in the header (eerag.top_k)") -> None:
-    add_config_options(p)
-    add_retriever_option(p, help="retrieval mode for candidates: bm25, dense, lsh, hybrid (retrieval.mode)")
-    add_k_option(p, help=k_help)
-    add_model_option(p, help=MODEL_HELP)
-    add_output_options(p)
-
-
-# ---------------------------------------------------------------------------------------------- bench / tokens
-
-def _track(args: argparse.Namespace, out: Output, cfg: RagbenchConfig, run_name: str, metrics: dict[str, Any],
-           params: dict[str, Any], data: str, artifacts: list[Any]) -> tuple[str | None, int]:
-    """Log the run; returns (run id, exit status)."""
-    from ..provenance import data_hash
-    from ..tracking import record_run
-
-    rec = record_run(EXPERIMENT, run_name, cfg, metrics, params={"eval": params}, artifacts=artifacts,
-                     data_hash=data_hash(data), enabled=not args.no_mlflow, tags={"dataset": run_name.split("-")[0]})
-    out.text(f"mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
-    if rec.error:
-        out.error(rec.error)
-    return rec.run_id, 1 if rec.error else 0
-
 
 def _bench(args: argparse.Namespace) -> int:
     from ..eval.eerag_bench import SUMMARY_KEYS, run_bench
@@ -94,7 +45,7 @@ def _bench(args: argparse.Namespace) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         report.cases.to_json(folder / "cases.jsonl", orient="records", lines=True)
         report.per_query.to_csv(folder / "per_query.csv", index=False)
-    run_id, status = _track(args, out, cfg, f"bench-{cfg.eerag.elector}", dict(s),
+    run_id, status = track(args, out, cfg, f"bench-{cfg.eerag.elector}", dict(s),
                             {"file": str(args.file), "retriever": args.retriever or "dense", **report.info},
                             args.file, [folder])
     out.json({**{k: s[k] for k in SUMMARY_KEYS}, **report.info, "mlflow_run_id": run_id})
@@ -118,7 +69,7 @@ def _tokens(args: argparse.Namespace) -> int:
     if args.out:
         study.save(args.out)
     metrics = {k: v for k, v in study.headline.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    run_id, status = _track(args, out, cfg, f"tokens-{Path(args.data_dir).name}-{args.split}", metrics,
+    run_id, status = track(args, out, cfg, f"tokens-{Path(args.data_dir).name}-{args.split}", metrics,
                             {"data": str(args.data_dir), "split": args.split, "k": args.k or 5,
                              "thresholds": args.thresholds, "max_queries": args.max_queries, "seed": args.seed},
                             args.data_dir, [args.out])
@@ -140,7 +91,7 @@ def _digest(args: argparse.Namespace) -> int:
         pq.to_csv(folder / "digest_per_query.csv", index=False)
     out.text(*[f"{k:>24}: {v:.3f}" if isinstance(v, float) else f"{k:>24}: {v}" for k, v in summary.items()])
     metrics = {k: v for k, v in summary.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    run_id, status = _track(args, out, cfg, f"digest-{Path(args.data_dir).name}-{args.split}", metrics,
+    run_id, status = track(args, out, cfg, f"digest-{Path(args.data_dir).name}-{args.split}", metrics,
                             {"data": str(args.data_dir), "split": args.split, "n": args.queries, "k": args.k or 5,
                              "seed": args.seed, "model_id": summary["model_id"], "prompt": summary["prompt"]},
                             args.data_dir, [folder])

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import add_tracking_option
+from ._eerag_common import chat_model, config_from, track
 
 #: The variant grid of the documented run (docs/eerag.md). Every axis is a design choice, not a fitted threshold:
 #: summary length (the source's ~25 tokens, or 60 = most LoCoMo turns whole), header size (10 or 20 candidates,
@@ -42,7 +43,6 @@ def _round(x: Any) -> Any:
 def _run(args: argparse.Namespace) -> int:
     from ..eval.eerag_converse import run_converse, with_loco
     from ._common import Output, show_progress
-    from .eerag import _track, chat_model, config_from
 
     out = Output(args)
     cfg = config_from(argparse.Namespace(**{**vars(args), "k": None}))
@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
     for name, sm in systems.items():
         for key in ("evidence_recall", "context_tokens", "model_calls", "token_share"):
             metrics[f"{name}.{key}"] = float(sm[key])
-    run_id, status = _track(args, out, cfg, f"converse-{Path(args.file).stem}", metrics,
+    run_id, status = track(args, out, cfg, f"converse-{Path(args.file).stem}", metrics,
                             {"file": str(args.file), "k": args.k or 10, "model_id": result.settings["model_id"],
                              "variants": json.dumps(variants), "max_share": args.max_share},
                             args.file, [folder])

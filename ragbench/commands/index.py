@@ -57,7 +57,7 @@ def _split(value: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..retrieval.chunking import make_chunker
+    from ..retrieval.factory import make_chunker
     from ..schema import Acl, Document
     from ..store import KnowledgeStore
     from ..text import read_text_file

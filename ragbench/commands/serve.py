@@ -74,7 +74,7 @@ def data_store(folder: str | None, settings: Any, show_progress: bool) -> str:
     """Index a golden-format folder into ``.ragbench/serve-<name>-<hash>.db`` (re-ingesting is a no-op for
     unchanged documents) with the default mode's vectors stored; returns the store path."""
     from ..eval.golden import DEFAULT_FOLDER, load_golden
-    from ..retrieval.chunking import make_chunker
+    from ..retrieval.factory import make_chunker
     from ..retrieval.embedding import make_embedder
     from ..retrieval.retriever import needs_embedder, retriever_from_store
     from ..store import KnowledgeStore

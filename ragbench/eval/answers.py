@@ -59,7 +59,7 @@ def answer_config(cfg: RagbenchConfig | None = None, mode: str | None = None) ->
 def build_store(golden: Any, cfg: RagbenchConfig, embedder: Any = None, path: str = ":memory:",
                 show_progress: bool = False) -> Any:
     """A knowledge store holding the golden documents, chunked per ``cfg.chunking`` (embedded when given)."""
-    from ..retrieval.chunking import make_chunker
+    from ..retrieval.factory import make_chunker
     from ..store import KnowledgeStore
 
     store = KnowledgeStore.open(path)

@@ -67,7 +67,7 @@ def run_beir(data_dir: str | Path, split: str = "test", mode: str = "bm25", cfg:
              embedder: Embedder | None = None, show_progress: bool = False) -> BeirResult:
     """Index, retrieve, write the run and score one BEIR split with one retriever mode."""
     from ..provenance import data_hash, provenance
-    from ..retrieval.chunking import make_chunker
+    from ..retrieval.factory import make_chunker
     from ..retrieval.retriever import needs_embedder, normalize_mode, retriever_from_store
     from ..retrieval.trec import write_trec_run
     from ..store import KnowledgeStore

@@ -46,7 +46,7 @@ class GoldenEval:
 def build_retrievers(golden: Any, cfg: RagbenchConfig, modes: Sequence[str], embedder: Any = None,
                      show_progress: bool = False) -> dict[str, Any]:
     """Index one retriever per mode over the golden documents (chunked per ``cfg.chunking``), with ACLs/titles."""
-    from ..retrieval.chunking import make_chunker
+    from ..retrieval.factory import make_chunker
     from ..retrieval.retriever import make_retriever, needs_embedder, normalize_mode
 
     chunker = make_chunker(cfg.chunking)

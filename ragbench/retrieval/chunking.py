@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import Any
 
 from ..errors import ConfigError, DataError
 from ..schema import Chunk, Document
@@ -187,12 +186,3 @@ class WholeDocumentChunker(Chunker):
     def chunk(self, document: Document) -> list[Chunk]:
         _check_document(document)
         return [_make(document, 0, 0, len(document.text))]
-
-
-def __getattr__(name: str) -> Any:
-    # make_chunker lives in the factory now (one way from config to every stage); the old import path still works.
-    if name == "make_chunker":
-        from .factory import make_chunker
-
-        return make_chunker
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
