@@ -1,21 +1,20 @@
 """``ragbench ask "QUESTION" --as PRINCIPAL``: a grounded, cited answer (or a refusal) as a principal.
 
 By default it answers over the bundled golden corpus (``data/golden``), indexed on first use into
-``.ragbench/golden-answers.db`` with sentence chunks and MiniLM embeddings; ``--store`` points at another store
-(then ``--principals`` gives its principals file). Each answer is logged as an MLflow run (experiment
-``ragbench-ask``). With ``--json`` stdout is one JSON line with ``answer, refused, refusal_reason, citations
-[{doc_id, title, chunk_id, start, end}], support_ratio, prompt_version, model_id`` (plus retrieval_mode,
-context_tokens, answer_id, error, mlflow_run_id).
+``.ragbench/golden-answers.db`` with sentence chunks and MiniLM embeddings (:mod:`ragbench.eval.assistant`);
+``--store`` points at another store (then ``--principals`` gives its principals file). Each answer is logged as an
+MLflow run (experiment ``ragbench-ask``). With ``--json`` stdout is one JSON line with ``answer, refused,
+refusal_reason, citations [{doc_id, title, chunk_id, start, end}], support_ratio, prompt_version, model_id`` (plus
+retrieval_mode, context_tokens, answer_id, error, mlflow_run_id).
 """
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
+from ..eval.assistant import DEFAULT_STORE
 from ._common import Output, add_common_options, add_model_option, add_retriever_option, load_cfg
 
-DEFAULT_STORE = Path(".ragbench") / "golden-answers.db"
 EXPERIMENT = "ragbench-ask"
 
 
@@ -38,44 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def open_service(args: argparse.Namespace) -> Any:
-    """The answering service the options describe (indexes the golden corpus on first use)."""
-    from ..answer import AnsweringService, BudgetLedger, PrincipalRegistry
-    from ..config import with_overrides
-    from ..eval.answers import ANSWER_MODE, answer_config, build_store
-    from ..eval.golden import DEFAULT_FOLDER, load_golden
-    from ..llm import make_chat_model
-    from ..retrieval.embedding import make_embedder
-    from ..retrieval.retriever import needs_embedder, normalize_mode, retriever_from_store
-    from ..store import KnowledgeStore
+def service_for(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """``(service, principal, cfg)`` for the options of :func:`add_common` (``ask`` and ``chat``)."""
+    from ..eval.assistant import open_service
 
-    mode = normalize_mode(args.retriever or ANSWER_MODE)
-    cfg = answer_config(load_cfg(args), mode)
-    if args.model:
-        cfg = with_overrides(cfg, {"answer.chat_model": args.model})
-    golden = load_golden(args.data or DEFAULT_FOLDER) if args.store is None or args.principals is None else None
-    if args.principals:
-        principals = PrincipalRegistry.from_yaml(args.principals)
-    else:
-        assert golden is not None  # loaded above when no registry file is given
-        principals = PrincipalRegistry(golden.principals)
-    principal = principals.get(args.principal)  # unknown → PermissionDenied before any work
-    embedder = make_embedder(cfg.embedding) if needs_embedder(mode) or cfg.answer.extractive_semantic else None
-    if args.store is None:
-        DEFAULT_STORE.parent.mkdir(parents=True, exist_ok=True)
-        store = KnowledgeStore.open(DEFAULT_STORE)
-        if len(store) == 0:
-            store.close()
-            build_store(golden, cfg, embedder, path=str(DEFAULT_STORE)).close()
-            store = KnowledgeStore.open(DEFAULT_STORE)
-    else:
-        store = KnowledgeStore.open(args.store)
-    retriever = retriever_from_store(store, mode, cfg, embedder)
-    a = cfg.answer
-    budget = BudgetLedger(store, a.daily_limit_usd, a.daily_request_limit, a.daily_token_limit)
-    service = AnsweringService(store, retriever, make_chat_model(a, embedder=embedder), cfg, embedder=embedder,
-                               principals=principals, budget=budget, tenant=args.tenant)
-    return service, principal, cfg
+    return open_service(load_cfg(args), args.principal, mode=args.retriever, model=args.model, store=args.store,
+                        data=args.data, principals=args.principals, tenant=args.tenant)
 
 
 def answer_lines(answer: Any) -> list[str]:
@@ -94,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from ..tracking import record_run
 
     out = Output(args)
-    service, principal, cfg = open_service(args)
+    service, principal, cfg = service_for(args)
     try:
         answer = service.answer(args.question, principal)
     finally:

@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from ._common import Output, add_config_options, add_output_options, json_line
-from .ask import add_common, answer_lines, open_service
+from .ask import add_common, answer_lines, service_for
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from ..answer import ChatSession
 
     out = Output(args)
-    service, principal, _ = open_service(args)
+    service, principal, _ = service_for(args)
     interactive = sys.stdin.isatty()
     try:
         session = ChatSession(service, principal, tenant=args.tenant)

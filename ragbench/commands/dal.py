@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import asdict
-from pathlib import Path
 
 from ..errors import EXIT_FAILURES, EXIT_OK
 from ._common import Output, add_config_options, add_output_options, load_cfg, show_progress
@@ -33,37 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
-def _is_feed(url: str) -> bool:
-    path = url.lower().split("?", 1)[0]
-    return path.endswith((".rss", ".atom", ".xml")) or "feed" in path or "/rss" in path
-
-
-def watchers_for(sources: list[str], feeds: list[str], cfg) -> list:
-    from ..dal.fetch import PageFetcher
-    from ..dal.http import PoliteClient, UrlRewrite
-    from ..dal.watchers import FeedWatcher, FolderWatcher, UrlWatcher
-    from ..errors import ConfigError
-
-    client = PoliteClient.from_config(cfg.dal)
-    out: list = []
-    pages: list[str] = []
-    for s in sources + feeds:
-        if s.startswith(("http://", "https://")):
-            if s in feeds or _is_feed(s):
-                out.append(FeedWatcher(s, client))
-            else:
-                pages.append(s)
-        elif Path(s).is_dir():
-            out.append(FolderWatcher(s))
-        else:
-            raise ConfigError(f"{s!r} is neither a folder nor an http(s) URL. Fix: give an existing folder or a URL.")
-    if pages:
-        out.append(UrlWatcher(pages, PageFetcher(client, UrlRewrite(cfg.dal.url_rewrite), cfg.dal.max_text_chars)))
-    return out
-
-
 def watch(args: argparse.Namespace) -> int:
     from ..dal.pipeline import IngestionPipeline
+    from ..dal.watchers import watchers_for
     from ..store import KnowledgeStore
 
     overrides = {}

@@ -1,18 +1,13 @@
 """``ragbench index PATH... --store S``: ingest text and markdown files (folders are walked) into a knowledge store.
 
-Document id = the file path as given (POSIX form), title = the first markdown ``# heading`` or the file name.
-Re-running is cheap: unchanged files are skipped by content hash; changed ones get a new version."""
+Document id = the file path as given (POSIX form), title = the first markdown ``# heading`` or the file name
+(:mod:`ragbench.store.files`). Re-running is cheap: unchanged files are skipped by content hash; changed ones get a
+new version."""
 from __future__ import annotations
 
 import argparse
-import re
-from pathlib import Path
 
-from ..errors import DataError
 from ._common import Output, add_config_options, add_output_options, load_cfg, show_progress
-
-SUFFIXES = (".txt", ".md", ".markdown", ".text")
-_HEADING = re.compile(r"^\s{0,3}#\s+(.+?)\s*#*\s*$", re.M)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,47 +23,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def collect_files(paths: list[str]) -> list[Path]:
-    """Text/markdown files named or found under folders, sorted within each folder; missing paths raise."""
-    files: list[Path] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            files.extend(sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SUFFIXES))
-        elif p.is_file():
-            if p.suffix.lower() not in SUFFIXES:
-                raise DataError(f"{p}: unsupported file type {p.suffix!r}; expected one of {', '.join(SUFFIXES)}. "
-                                "Fix: convert it to text or markdown.")
-            files.append(p)
-        else:
-            raise DataError(f"{p} does not exist. Fix: check the path.")
-    if not files:
-        raise DataError(f"no text or markdown files found in {paths}. Fix: point at *.txt / *.md files.")
-    return list(dict.fromkeys(files))
-
-
-def title_of(path: Path, text: str) -> str:
-    m = _HEADING.search(text)
-    return m.group(1).strip() if m else path.stem
-
-
 def _split(value: str) -> list[str]:
     return [v for v in (s.strip() for s in value.split(",")) if v]
 
 
 def run(args: argparse.Namespace) -> int:
     from ..retrieval.factory import make_chunker
-    from ..schema import Acl, Document
+    from ..schema import Acl
     from ..store import KnowledgeStore
-    from ..text import read_text_file
+    from ..store.files import documents_from_files
 
     out = Output(args)
     cfg = load_cfg(args)
     acl = Acl.make(_split(args.roles), _split(args.departments), args.classification)
-    docs = []
-    for f in collect_files(args.paths):  # every file is read (and checked) before the store is touched
-        text = read_text_file(f)
-        docs.append(Document(doc_id=f.as_posix(), text=text, title=title_of(f, text), source=str(f), acl=acl))
+    docs = documents_from_files(args.paths, acl)  # every file is read (and checked) before the store is touched
     chunker = make_chunker(cfg.chunking)
     embedder = None
     if not args.no_embed:

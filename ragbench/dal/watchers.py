@@ -6,6 +6,8 @@ changed and deleted items.
   window, so items that roll off it are NOT deleted; a malformed feed is a source error and changes nothing.
 * :class:`UrlWatcher` — a list of web pages, ids ``url:<url>``; a URL dropped from the list leaves the index.
 
+:func:`watchers_for` turns a list of folders and URLs (as ``ragbench dal watch`` takes them) into watchers.
+
 A scan that failed as a whole (``complete=False``) never triggers deletions.
 """
 from __future__ import annotations
@@ -19,11 +21,12 @@ from typing import Any, Sequence
 
 from bs4 import BeautifulSoup
 
-from ..errors import DataError, NetworkError
+from ..config import RagbenchConfig
+from ..errors import ConfigError, DataError, NetworkError
 from ..text import normalize_whitespace
 from .entries import SourceError
 from .fetch import PageFetcher
-from .http import PoliteClient
+from .http import PoliteClient, UrlRewrite
 
 
 @dataclass(frozen=True)
@@ -192,3 +195,31 @@ class UrlWatcher(Watcher):
             out.items.append(RawSource(f"url:{url}", url, page.text, title=page.title,
                                        metadata={"published": page.published.isoformat() if page.published else ""}))
         return out
+
+
+def is_feed_url(url: str) -> bool:
+    """A URL that names a feed: ending in .rss/.atom/.xml, or with "feed" or "/rss" in its path."""
+    path = url.lower().split("?", 1)[0]
+    return path.endswith((".rss", ".atom", ".xml")) or "feed" in path or "/rss" in path
+
+
+def watchers_for(sources: Sequence[str], feeds: Sequence[str], cfg: RagbenchConfig) -> list[Watcher]:
+    """Watchers for ``sources`` (folders, feed URLs, page URLs) and ``feeds`` (URLs to read as feeds whatever their
+    name): a :class:`FolderWatcher` per folder, a :class:`FeedWatcher` per feed, one :class:`UrlWatcher` for all
+    pages, sharing one :class:`PoliteClient` built from ``cfg.dal``. Anything else is a :class:`ConfigError`."""
+    client = PoliteClient.from_config(cfg.dal)
+    out: list[Watcher] = []
+    pages: list[str] = []
+    for s in list(sources) + list(feeds):
+        if s.startswith(("http://", "https://")):
+            if s in feeds or is_feed_url(s):
+                out.append(FeedWatcher(s, client))
+            else:
+                pages.append(s)
+        elif Path(s).is_dir():
+            out.append(FolderWatcher(s))
+        else:
+            raise ConfigError(f"{s!r} is neither a folder nor an http(s) URL. Fix: give an existing folder or a URL.")
+    if pages:
+        out.append(UrlWatcher(pages, PageFetcher(client, UrlRewrite(cfg.dal.url_rewrite), cfg.dal.max_text_chars)))
+    return out

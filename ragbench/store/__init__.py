@@ -3,7 +3,8 @@
 One file holds everything; other subsystems add their own tables through :meth:`KnowledgeStore.ensure_schema`
 and write through :meth:`KnowledgeStore.transaction`. The file is marked as ours (``PRAGMA application_id`` and
 ``user_version``) and a foreign file is refused before SQLite opens it (:mod:`~ragbench.store.sqlite_file`);
-persistence is :mod:`~ragbench.store.core`, ingest planning :mod:`~ragbench.store.ingest`.
+persistence is :mod:`~ragbench.store.core`, ingest planning :mod:`~ragbench.store.ingest`, text and markdown files
+as documents :mod:`~ragbench.store.files`.
 """
 from __future__ import annotations
 

@@ -1,0 +1,72 @@
+"""Library helpers that used to live in command modules: ``store.files`` (``ragbench index``),
+``dal.watchers.watchers_for`` (``ragbench dal watch``) and ``eval.assistant.open_service`` (``ask`` / ``chat``)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragbench.config import RagbenchConfig, with_overrides
+from ragbench.dal.watchers import FeedWatcher, FolderWatcher, UrlWatcher, is_feed_url, watchers_for
+from ragbench.errors import ConfigError, DataError, PermissionDenied
+from ragbench.schema import PUBLIC_ACL, Acl
+from ragbench.store.files import collect_files, documents_from_files, title_of
+
+
+def test_documents_from_files_walks_folders_sorted_and_titles_from_headings(tmp_path: Path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "z.md").write_text("# Zeta policy #\nbody", encoding="utf-8")
+    (tmp_path / "b" / "a.txt").write_text("plain text", encoding="utf-8")
+    (tmp_path / "b" / "skip.pdf").write_bytes(b"%PDF")
+    one = tmp_path / "one.markdown"
+    one.write_text("intro\n  ## not level one\n# Real title\n", encoding="utf-8")
+    acl = Acl.make(["hr"], [], "Internal")
+    docs = documents_from_files([str(one), str(tmp_path / "b"), str(one)], acl)
+    assert [d.doc_id for d in docs] == [one.as_posix(), (tmp_path / "b" / "a.txt").as_posix(),
+                                        (tmp_path / "b" / "z.md").as_posix()]
+    assert [d.title for d in docs] == ["Real title", "a", "Zeta policy"]
+    assert all(d.acl == acl for d in docs)
+    assert documents_from_files([str(one)])[0].acl == PUBLIC_ACL
+    assert title_of(Path("x/notes.md"), "no heading") == "notes"
+
+
+def test_collect_files_names_the_bad_path(tmp_path: Path):
+    pdf = tmp_path / "x.pdf"
+    pdf.write_bytes(b"%PDF")
+    with pytest.raises(DataError, match=r"x\.pdf: unsupported file type '\.pdf'"):
+        collect_files([str(pdf)])
+    with pytest.raises(DataError, match="missing.md does not exist"):
+        collect_files([str(tmp_path / "missing.md")])
+    with pytest.raises(DataError, match="no text or markdown files found"):
+        collect_files([str(tmp_path)])
+
+
+def test_watchers_for_sorts_sources_into_folder_feed_and_page_watchers(tmp_path: Path):
+    urls = ["https://a.example/news/feed", "https://b.example/page.html", "https://c.example/x.rss",
+            "https://d.example/about", "https://e.example/listing"]
+    watchers = watchers_for([str(tmp_path), *urls[:4]], [urls[4]], RagbenchConfig())
+    assert [type(w) for w in watchers] == [FolderWatcher, FeedWatcher, FeedWatcher, FeedWatcher, UrlWatcher]
+    assert [w.url for w in watchers if isinstance(w, FeedWatcher)] == [urls[0], urls[2], urls[4]]
+    pages = watchers[-1]
+    assert isinstance(pages, UrlWatcher) and pages.urls == [urls[1], urls[3]]
+    assert is_feed_url("https://x.example/about?feed=1") is False and is_feed_url("https://x.example/RSS") is True
+    with pytest.raises(ConfigError, match="neither a folder nor an http"):
+        watchers_for(["ftp://x.example/"], [], RagbenchConfig())
+
+
+def test_open_service_indexes_the_golden_corpus_once_into_the_default_store(tmp_path: Path, monkeypatch):
+    from ragbench.eval.assistant import DEFAULT_STORE, open_service
+
+    monkeypatch.chdir(tmp_path)
+    cfg = with_overrides(RagbenchConfig(), {"embedding.model": "hashing", "embedding.cache": False})
+    with pytest.raises(PermissionDenied, match="mallory"):
+        open_service(cfg, "mallory", mode="bm25")
+    assert not (tmp_path / ".ragbench").exists()  # an unknown principal fails before any indexing
+    service, who, used = open_service(cfg, "eval-staff", mode="bm25", tenant="t1")
+    try:
+        assert who.user_id == "eval-staff" and used.answer.chat_model == "extractive"
+        assert Path(service.store.path).resolve() == (tmp_path / DEFAULT_STORE).resolve()
+        answer = service.answer("How many days of annual leave do full-time employees get?", who)
+        assert answer.refused is False and "25 days" in answer.answer
+    finally:
+        service.store.close()
