@@ -126,3 +126,33 @@ def test_scifact_train_dense_minilm(shared_data, tmp_path):
     res = run_beir(shared_data / "beir_scifact", "train", "dense", store_path=tmp_path / "s.sqlite",
                    run_path=tmp_path / "r.run")
     assert res.metrics["nDCG@10"] >= 0.64  # measured 0.6602 (train split; published 0.645 is on test)
+
+
+def test_cli_logs_the_stage_signatures_it_built_to_mlflow(tmp_path, capsys, monkeypatch):
+    """`eval beir` logs `stage.<name>` params (the get_params() signatures of the chunker, embedder and retriever
+    it built), as `eval golden` does for its systems; here into a file-based MLflow store in tmp."""
+    from ragbench.tracking import tracking_uri
+
+    pytest.importorskip("mlflow", reason='pip install "ragbench[track]"')
+    from mlflow.tracking import MlflowClient
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///" + str(tmp_path / "mlflow.db"))
+    data = write_beir(tmp_path / "tiny")
+    params = {}
+    for mode in ("bm25", "dense"):
+        code = main(["eval", "beir", str(data), "--retriever", mode, "--json", "--quiet", "--store",
+                     str(tmp_path / "s.sqlite"), "--run", str(tmp_path / f"{mode}.run"), "--set", "bm25.k1=0.9",
+                     "--set", "embedding.model=hashing", "--set", "embedding.hashing_dim=64",
+                     "--set", "embedding.cache=false"])
+        assert code == 0
+        run_id = json.loads(capsys.readouterr().out)["mlflow_run_id"]
+        params[mode] = MlflowClient(tracking_uri()).get_run(run_id).data.params
+    bm25, dense = (({k: v for k, v in params[m].items() if k.startswith("stage.")}) for m in ("bm25", "dense"))
+    assert sorted(bm25) == ["stage.bm25", "stage.chunker"]  # no embedder is built for BM25
+    assert bm25["stage.bm25"].startswith("BM25Retriever(k1=0.9, b=0.75, stopwords=False, ")
+    assert dense == {"stage.chunker": "WholeDocumentChunker()", "stage.embedder": "HashingEmbedder(hashing_dim=64)",
+                     "stage.dense": "DenseRetriever(embedder=HashingEmbedder(hashing_dim=64))"}
+    # The chunker signature is the one the store recorded when the run ingested the corpus.
+    with KnowledgeStore.open(tmp_path / "s.sqlite") as store:
+        recorded = {r["chunker"] for r in store.query("SELECT chunker FROM documents")}
+    assert recorded == {bm25["stage.chunker"]}

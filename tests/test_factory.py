@@ -174,3 +174,26 @@ def test_the_config_seed_reaches_every_seeded_part() -> None:
     assert make_part("ann", cfg).get_params()["seed"] == 7  # constructing it needs no faiss; indexing would
     assert make_part("lsh", with_overrides(cfg, {"lsh.seed": 3})).get_params()["seed"] == 3
     assert make_part("ann", with_overrides(cfg, {"ann.seed": 5})).get_params()["seed"] == 5
+
+
+def test_stage_signatures_equal_those_of_the_stages_a_run_builds():
+    """What evaluating commands log as `stage.<name>`: the signatures of the stages built from the same config, with
+    an embedder only where one is built (a mode needs it, or the run passes the one it used)."""
+    from ragbench.retrieval.factory import stage_signatures
+    from ragbench.retrieval.retriever import retriever_from_store
+    from ragbench.store import KnowledgeStore
+
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "embedding.hashing_dim": 32, "lsh.tables": 3})
+    embedder = make_embedder(cfg.embedding)
+    with KnowledgeStore.open(":memory:") as store:
+        store.ingest(DOCS, make_chunker(cfg.chunking), embedder)
+        built = {m: retriever_from_store(store, m, cfg, embedder).param_signature() for m in ("bm25", "lsh")}
+    sigs = stage_signatures(cfg, ["keyword", "lsh"], chunker=True)
+    assert sigs == {"chunker": make_chunker(cfg.chunking).param_signature(),
+                    "embedder": "HashingEmbedder(hashing_dim=32)", **built}
+    assert "tables=3" in sigs["lsh"] and "HashingEmbedder(hashing_dim=32)" in sigs["lsh"]
+    assert stage_signatures(cfg, ["bm25"]) == {"bm25": built["bm25"]}
+    assert stage_signatures(cfg, embedder=False) == {}
+    passed = HashingEmbedder(hashing_dim=8)
+    assert stage_signatures(cfg, embedder=passed) == {"embedder": "HashingEmbedder(hashing_dim=8)"}
+    assert stage_signatures(cfg, embedder=True) == {"embedder": "HashingEmbedder(hashing_dim=32)"}

@@ -45,13 +45,17 @@ def add_grammar(p: argparse.ArgumentParser, k_help: str = "candidates shown in t
 
 
 def track(args: argparse.Namespace, out: Output, cfg: RagbenchConfig, run_name: str, metrics: dict[str, Any],
-           params: dict[str, Any], data: str, artifacts: list[Any]) -> tuple[str | None, int]:
-    """Log the run; returns (run id, exit status)."""
+           params: dict[str, Any], data: str, artifacts: list[Any],
+           modes: tuple[str, ...] = ()) -> tuple[str | None, int]:
+    """Log the run with the signatures of the stages it built from ``cfg`` (its embedder, a retriever per mode in
+    ``modes``); returns (run id, exit status)."""
     from ..provenance import data_hash
+    from ..retrieval.factory import stage_signatures
     from ..tracking import record_run
 
     rec = record_run(EXPERIMENT, run_name, cfg, metrics, params={"eval": params}, artifacts=artifacts,
-                     data_hash=data_hash(data), enabled=not args.no_mlflow, tags={"dataset": run_name.split("-")[0]})
+                     data_hash=data_hash(data), enabled=not args.no_mlflow, tags={"dataset": run_name.split("-")[0]},
+                     stages=stage_signatures(cfg, modes, embedder=True))
     out.text(f"mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
     if rec.error:
         out.error(rec.error)

@@ -58,6 +58,7 @@ def answer_lines(answer: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from ..provenance import text_hash
+    from ..retrieval.factory import stage_signatures
     from ..tracking import record_run
 
     out = Output(args)
@@ -74,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
                                      "retriever": answer.retrieval_mode, "model_id": answer.model_id,
                                      "prompt_version": answer.prompt_version}},
                      data_hash=text_hash(args.question), enabled=not args.no_mlflow,
-                     tags={"dataset": "ask", "refusal_reason": answer.refusal_reason})
+                     tags={"dataset": "ask", "refusal_reason": answer.refusal_reason},
+                     stages=stage_signatures(cfg, [answer.retrieval_mode],
+                                             embedder=service.embedder or False))
     out.text(f"  mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
     if rec.error:
         out.error(rec.error)

@@ -26,13 +26,15 @@ def _table(df: Any) -> str:
 
 
 def _finish(args: argparse.Namespace, out: Output, cfg: Any, run_name: str, metrics: dict[str, Any],
-            record: dict[str, Any], params: dict[str, Any], artifacts: list[Any], model_sha256: Any = None) -> int:
+            record: dict[str, Any], params: dict[str, Any], artifacts: list[Any], embedder: Any = None) -> int:
     from ..provenance import data_hash
+    from ..retrieval.factory import stage_signatures
     from ..tracking import record_run
 
     rec = record_run(EXPERIMENT, run_name, cfg, metrics, params={"eval": params}, artifacts=artifacts,
-                     data_hash=data_hash(args.file), model_sha256=model_sha256, enabled=not args.no_mlflow,
-                     tags={"dataset": run_name.split("-")[0]})
+                     data_hash=data_hash(args.file), model_sha256=getattr(embedder, "sha256", None),
+                     enabled=not args.no_mlflow, tags={"dataset": run_name.split("-")[0]},
+                     stages=stage_signatures(cfg, embedder=embedder or False))
     out.text(f"mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
     if rec.error:
         out.error(rec.error)
@@ -67,8 +69,7 @@ def run_locomo(args: argparse.Namespace) -> int:
     params = {"file": str(args.file), "k": ",".join(map(str, result.ks)), "dcs_weight": args.dcs_weight,
               "dcs_mode": args.dcs_mode, "turn_text": how.__dict__, "max_questions": args.max_questions,
               "conversations": ",".join(args.conversation or []) or "all"}
-    return _finish(args, out, cfg, f"locomo-{Path(args.file).stem}", metrics, summary, params, [folder],
-                   getattr(embedder, "sha256", None))
+    return _finish(args, out, cfg, f"locomo-{Path(args.file).stem}", metrics, summary, params, [folder], embedder)
 
 
 def run_threads(args: argparse.Namespace) -> int:
@@ -95,8 +96,7 @@ def run_threads(args: argparse.Namespace) -> int:
     settings = table.round(6).to_dict(orient="index")
     metrics = {f"{s}.{m}": v for s, row in settings.items() for m, v in row.items()}
     return _finish(args, out, cfg, f"threads-{Path(args.file).stem}", metrics, {"settings": settings},
-                   {"file": str(args.file), "clusters": args.clusters}, [folder],
-                   getattr(embedder, "sha256", None))
+                   {"file": str(args.file), "clusters": args.clusters}, [folder], embedder)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

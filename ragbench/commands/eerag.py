@@ -47,7 +47,7 @@ def _bench(args: argparse.Namespace) -> int:
         report.per_query.to_csv(folder / "per_query.csv", index=False)
     run_id, status = track(args, out, cfg, f"bench-{cfg.eerag.elector}", dict(s),
                             {"file": str(args.file), "retriever": args.retriever or "dense", **report.info},
-                            args.file, [folder])
+                            args.file, [folder], modes=(args.retriever or "dense",))
     out.json({**{k: s[k] for k in SUMMARY_KEYS}, **report.info, "mlflow_run_id": run_id})
     return status
 
@@ -72,7 +72,7 @@ def _tokens(args: argparse.Namespace) -> int:
     run_id, status = track(args, out, cfg, f"tokens-{Path(args.data_dir).name}-{args.split}", metrics,
                             {"data": str(args.data_dir), "split": args.split, "k": args.k or 5,
                              "thresholds": args.thresholds, "max_queries": args.max_queries, "seed": args.seed},
-                            args.data_dir, [args.out])
+                            args.data_dir, [args.out], modes=("dense",))
     out.json({**study.headline, "mlflow_run_id": run_id})
     return status
 
@@ -94,7 +94,7 @@ def _digest(args: argparse.Namespace) -> int:
     run_id, status = track(args, out, cfg, f"digest-{Path(args.data_dir).name}-{args.split}", metrics,
                             {"data": str(args.data_dir), "split": args.split, "n": args.queries, "k": args.k or 5,
                              "seed": args.seed, "model_id": summary["model_id"], "prompt": summary["prompt"]},
-                            args.data_dir, [folder])
+                            args.data_dir, [folder], modes=("dense",))
     out.json({**summary, "mlflow_run_id": run_id})
     return status
 

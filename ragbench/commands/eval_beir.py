@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..eval.beir import MEASURES, beir_config, run_beir
+    from ..retrieval.factory import stage_signatures
     from ..tracking import record_run
 
     out = Output(args)
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
                                       "k": args.k}},
                      artifacts=[res.run_path, meta_file], data_hash=res.meta.get("data_hash"),
                      model_sha256=res.meta.get("model_sha256"), tags={"dataset": f"beir:{res.dataset}"},
-                     enabled=not args.no_mlflow)
+                     enabled=not args.no_mlflow, stages=stage_signatures(cfg, [res.mode], chunker=True))
     out.text(f"BEIR {res.dataset} / {res.split} / {res.mode}: {res.queries} queries "
              f"(ingest: {res.ingest['added']} added, {res.ingest['unchanged']} unchanged; run {res.run_path})",
              *(f"  {m:<8} {res.metrics[m]:.4f}" for m in MEASURES),

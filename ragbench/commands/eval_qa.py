@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from ..llm import chat_model_for
     from ..provenance import data_hash
     from ..retrieval.embedding import make_embedder
+    from ..retrieval.factory import stage_signatures
     from ..tracking import record_run
 
     out = Output(args)
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
                                       "model_id": res.model_id}},
                      artifacts=[run_dir / "per_item.csv", run_dir / "rates.json"], data_hash=data_hash(args.file),
                      model_sha256=getattr(embedder, "sha256", None), enabled=not args.no_mlflow,
-                     tags={"dataset": f"qa:{Path(args.file).stem}"})
+                     tags={"dataset": f"qa:{Path(args.file).stem}"},
+                     stages=stage_signatures(cfg, embedder=embedder or False))
     lines.append(f"run folder: {run_dir}; mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
     out.text(*lines)
     if rec.error:

@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from ..dal.session import build_researcher, failed, json_line, site_rewrite, write_outputs
     from ..errors import EXIT_FAILURES, EXIT_OK
     from ..provenance import text_hash
+    from ..retrieval.factory import stage_signatures
     from ..tracking import record_run
 
     out = Output(args)
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     rec = record_run(EXPERIMENT, "research", cfg, _metrics(result.report.summary_dict()),
                      params={"research": {"question": args.question, "model": args.model, "testweb": args.testweb}},
                      artifacts=[args.out], data_hash=text_hash(args.question), enabled=not args.no_mlflow,
-                     tags={"dataset": "web"})
+                     tags={"dataset": "web"}, stages=stage_signatures(cfg, embedder=researcher.embedder or False))
     out.text(f"mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
     if rec.error:
         out.error(rec.error)

@@ -193,6 +193,36 @@ def make_retriever(mode: str, cfg: RagbenchConfig | None = None, embedder: Embed
                            dense_weight=f.dense_weight, adaptive=f.adaptive, method=f.method)
 
 
+def stage_signatures(cfg: RagbenchConfig, modes: Sequence[str] = (), chunker: bool = False,
+                     embedder: Embedder | bool | None = None) -> dict[str, str]:
+    """``{name: signature}`` of the stages a run built from ``cfg`` through this factory, for MLflow's
+    ``stage.<name>`` params (:func:`ragbench.tracking.record_run` ``stages=``), as ``eval golden`` logs its systems.
+
+    ``chunker``: the run chunked with ``make_chunker(cfg.chunking)``; ``embedder``: the embedder the run used, or
+    True for ``make_embedder(cfg.embedding)``, or None for that embedder only when a mode needs one; ``modes``: one
+    retriever per mode, under the mode's name. Constructors only store parameters, so nothing is loaded or
+    indexed here, and the signatures (from ``get_params()``) are those of the stages the run built from the same
+    config (the factory is the only builder; ``tests/test_factory.py``)."""
+    from ..stages import stage_signature
+
+    names = [normalize_mode(m) for m in modes]
+    emb: Embedder | None
+    if isinstance(embedder, Embedder):
+        emb = embedder
+    elif embedder is True or (embedder is None and any(needs_embedder(m) for m in names)):
+        emb = make_embedder(cfg.embedding)
+    else:
+        emb = None
+    stages: dict[str, Any] = {}
+    if chunker:
+        stages["chunker"] = make_chunker(cfg.chunking)
+    if emb is not None:
+        stages["embedder"] = emb
+    for name in names:
+        stages[name] = make_retriever(name, cfg, emb if needs_embedder(name) else None)
+    return {k: stage_signature(v) for k, v in stages.items()}
+
+
 class IndexedParts:
     """Indexed systems for many configurations over one fixed corpus, sharing every part two configurations agree
     on (each part is cached under the hash of the config sections it depends on, in small LRU memos)."""
