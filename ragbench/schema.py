@@ -163,9 +163,12 @@ class Chunk:
     summary: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
-    """One retrieved chunk; ``rank`` counts from 0."""
+    """One retrieved chunk; ``rank`` counts from 0.
+
+    Slotted: a retriever builds up to k of these per query, and a slotted object is one allocation (no instance
+    dict) that the cyclic garbage collector traverses cheaply (see :meth:`ChunkTable.hits`)."""
 
     chunk_id: str
     doc_id: str

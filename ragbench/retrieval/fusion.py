@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..schema import Acl, Chunk, Hit, Principal
 from ..text import overlap_ratio, tokenize
 from .base import Retriever
-from .chunk_table import check_k
+from .chunk_table import check_k, rescored
 
 
 def weighted_rrf(rankings: Sequence[Sequence[str]], weights: Sequence[float], k: float = 60) -> dict[str, float]:
@@ -186,8 +186,4 @@ class HybridRetriever(Retriever):
         if self.rerank:
             fused = lexical_rerank(query, fused, {i: h.text for i, h in by_id.items()}, self.rerank_weight,
                                    self._token_sets)
-        out: list[Hit] = []
-        for rank, (cid, score) in enumerate(list(fused.items())[:k]):
-            h = by_id[cid]
-            out.append(Hit(h.chunk_id, h.doc_id, float(score), rank, h.text, h.title, h.start, h.end))
-        return out
+        return rescored((by_id[cid], score) for cid, score in list(fused.items())[:k])
