@@ -122,7 +122,8 @@ def main() -> None:
         m = aggregate(evaluate(run_table(qids, doc_ids, rows, scores), ds.qrels, measures))
         results.append({"system": "rank-bm25 BM25Okapi", **m})
 
-    # ---- speed, interleaved
+    # ---- speed, interleaved (the load average is printed: on a shared CPU read ratios, not absolute speeds)
+    load_before = os.getloadavg()[0]
     qps: dict[str, dict[str, float]] = {}
     for k in (10, 100):
         qps[str(k)] = interleaved_qps({
@@ -131,7 +132,7 @@ def main() -> None:
             "bm25s": lambda b, k=k: bm25s_run(b, k),
         }, queries, args.repeats)
     okapi_qps = None
-    if corpus_okapi is not None:
+    if corpus_okapi is not None:  # far slower: a separate, short measurement
         sample = queries[:100]
         t = time.perf_counter()
         okapi_run(sample, 100)
@@ -142,6 +143,8 @@ def main() -> None:
     print("\n| system | nDCG@10 | R@100 |\n|---|---:|---:|")
     for r in results:
         print(f"| {r['system']} | {r['nDCG@10']:.4f} | {r['R@100']:.4f} |")
+    print(f"\n1-minute load average {load_before:.1f} before the timing, {os.getloadavg()[0]:.1f} after "
+          f"({os.cpu_count()} CPUs)")
     print(f"\n| queries/s (interleaved, {args.repeats} passes) | k=10 | k=100 |\n|---|---:|---:|")
     for name, label in (("ours-arrays", "ragbench BM25Retriever.topk (arrays)"),
                         ("ours-hits", "ragbench BM25Retriever.search (Hit objects)"),

@@ -129,7 +129,7 @@ class _HitBuilder:
     """A not-yet-frozen :class:`Hit`: the same slots, so Python allows turning it into a Hit by ``__class__``
     assignment once every field is written (see :meth:`ChunkTable.hits`). Never escapes this module."""
 
-    __slots__ = Hit.__slots__  # type: ignore[attr-defined]  # set by @dataclass(slots=True)
+    __slots__ = Hit.__slots__  # set by @dataclass(slots=True)
     chunk_id: str
     doc_id: str
     score: float
