@@ -112,6 +112,37 @@ def test_eval_golden_default_model_with_answers(tmp_path, capsys):
     assert summary["systems"]["hybrid"]["R@5"] >= 0.7  # seed 3.11 integration threshold
 
 
+@pytest.mark.parametrize("quiet", [False, True])
+def test_answer_phase_progress_is_on_stderr_and_quiet_silences_it(tmp_path, capsys, monkeypatch, quiet):
+    """An answer system that takes ``show_progress`` gets the command's setting: its bar over the questions it
+    answers goes to stderr (one tick per question), --quiet silences it, and --json keeps stdout one JSON line."""
+    from tqdm.auto import tqdm
+
+    calls: list[tuple[bool, int]] = []
+
+    def answer_systems(golden, cfg, retrievers, models=()):
+        def system(queries, show_progress=False):
+            calls.append((show_progress, len(queries)))
+            return [{"qid": qid, "refused": True, "citations": [], "answer": ""}
+                    for qid in tqdm(list(queries["qid"]), desc="answers", disable=not show_progress)]
+        return {"answer": system}
+
+    monkeypatch.setattr(golden_run, "answer_systems", answer_systems)
+    code = cli.main(["eval", "golden", "--json", "--no-mlflow", "--retriever", "bm25", "--out", str(tmp_path / "r")]
+                    + FAST + (["--quiet"] if quiet else []))
+    captured = capsys.readouterr()
+    assert code == 0
+    assert len(captured.out.splitlines()) == 1 and list(json.loads(captured.out)["systems"]) == ["bm25", "answer"]
+    from ragbench.eval.golden import load_golden
+
+    n = len(load_golden().questions)
+    assert calls == [(not quiet, n)]
+    if quiet:
+        assert "answers" not in captured.err and "it/s" not in captured.err and "%|" not in captured.err
+    else:
+        assert "answers: 100%" in captured.err and f"{n}/{n}" in captured.err
+
+
 def test_slices_json_nests_system_tag_measure():
     import pandas as pd
 

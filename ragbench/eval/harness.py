@@ -10,11 +10,12 @@
 **Systems.** A :class:`~ragbench.retrieval.base.Retriever` is run over the queries (as each query's principal
 when ``principals`` maps qid → Principal; ACLs are enforced by the retriever) and scored with the retrieval
 measures; retrievers run on the queries that have judgements in ``qrels``. A plain callable receives the queries
-table and returns either a run table (``qid, docno, score,
-rank``) or **answer records** — this is the entry point for answer systems such as the grounded-answer service:
-records (a DataFrame or mappings) with ``qid``, ``refused``, ``citations`` or ``cited_docnos`` and optionally
-``answer``, ``support_ratio``, ``context_tokens``, ``model_calls``. Answer records are scored with the answer
-measures of :mod:`ragbench.eval.metrics` against ``gold_answers`` (:class:`~ragbench.eval.metrics.AnswerGold`).
+table (and ``show_progress=`` when it takes that keyword, to draw its own bar over the questions on stderr, as a
+retriever's ``run`` does) and returns either a run table (``qid, docno, score, rank``) or **answer records** —
+this is the entry point for answer systems such as the grounded-answer service: records (a DataFrame or mappings)
+with ``qid``, ``refused``, ``citations`` or ``cited_docnos`` and optionally ``answer``, ``support_ratio``,
+``context_tokens``, ``model_calls``. Answer records are scored with the answer measures of
+:mod:`ragbench.eval.metrics` against ``gold_answers`` (:class:`~ragbench.eval.metrics.AnswerGold`).
 
 **Scoring rules.** Runs are put in the canonical order (score desc, docno desc — trec_eval's) before scoring
 and saving, and checked by :func:`ragbench.eval.validity.check_run` (``validity="warn" | "strict" | "off"``).
@@ -81,6 +82,20 @@ def _run_retriever(system: Retriever, queries: pd.DataFrame, k: int,
         principal = principals.get(group["qid"].iloc[0])
         parts.append(system.run(group, k=k, principal=principal, show_progress=show_progress))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["qid", "docno", "score", "rank"])
+
+
+def _run_callable(system: Any, queries: pd.DataFrame, show_progress: bool) -> Any:
+    """``system(queries)``, with ``show_progress=`` when the callable takes that keyword (an answer system then draws
+    its bar over the questions it answers; silenced, like every bar, by ``show_progress=False``)."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(system).parameters.values())
+    except (TypeError, ValueError):  # some builtins and C callables have no signature: call them plainly
+        params = []
+    if any(p.name == "show_progress" or p.kind is p.VAR_KEYWORD for p in params):
+        return system(queries, show_progress=show_progress)
+    return system(queries)
 
 
 def _as_frame(out: Any, name: str) -> pd.DataFrame:
@@ -290,7 +305,7 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
                 raise DataError(f"system {name!r} is a retriever but no qrels were given. Fix: pass qrels.")
             out = _run_retriever(system, judged_queries, k, principals, show_progress)
         elif callable(system):
-            out = _as_frame(system(queries[["qid", "query"]].copy()), name)
+            out = _as_frame(_run_callable(system, queries[["qid", "query"]].copy(), show_progress), name)
         else:
             raise ConfigError(f"system {name!r} is a {type(system).__name__}; expected a Retriever or a callable.")
         if is_answer_table(out):
