@@ -157,3 +157,63 @@ def test_hamming_rerank_respects_the_acl():
     r = LshRetriever(RowEmbedder(x), tables=4, bits=2, rerank=10).index(chunks(400), acls=acls)
     rows, _ = r.score_rows(x[1], Principal.make("guest"))
     assert len(rows) == 10 and all(i % 2 == 0 for i in rows.tolist())
+
+
+def test_direct_bucket_offsets_find_the_same_rows_as_binary_search(monkeypatch):
+    import ragbench.retrieval.lsh as lsh_module
+
+    x = clustered(3000, 32, 30, 0.5, seed=11)
+    emb = RowEmbedder(x)
+    direct = LshRetriever(emb, tables=8, bits=10, multiprobe=3).index(chunks(3000))
+    starts, rows = direct._buckets()
+    assert starts.shape == (8 * 2 ** 10 + 1,) and starts[-1] == 8 * 3000 and rows.dtype == np.int32
+    found = [direct.candidate_rows(x[i]) for i in range(0, 3000, 150)]
+    for i, a in zip(range(0, 3000, 150), found):
+        assert np.array_equal(np.flatnonzero(direct.candidates(x[i])), a)
+        assert (np.diff(a) > 0).all() and i in a.tolist() and 0 < len(a) < 3000
+    monkeypatch.setattr(lsh_module, "_DIRECT_BITS", 0)  # force the sorted-keys path
+    searched = LshRetriever(emb, tables=8, bits=10, multiprobe=3).index(chunks(3000))
+    keys, rows_b = searched._buckets()
+    assert keys.shape == (8 * 3000,) and np.array_equal(rows, rows_b)  # same entry order: table, code, row
+    for i, a in zip(range(0, 3000, 150), found):
+        assert np.array_equal(searched.candidate_rows(x[i]), a)
+
+
+def test_one_bucket_lookup_returns_exactly_that_buckets_rows():
+    x = np.array([[1, 1, 1], [1, -1, 1], [1, 1, 1], [-1, -1, -1], [1, -1, 1]], dtype=np.float32)
+    r = LshRetriever(RowEmbedder(x), tables=1, bits=3).index(chunks(5))
+    r.planes = np.eye(3, dtype=np.float32)  # projections = the coordinates themselves
+    r.codes, r._sorted = r.hash(r.vectors), None
+    assert r.codes[:, 0].tolist() == [7, 5, 7, 0, 5]
+    assert r.candidate_rows(np.array([0.5, 0.5, 0.5], dtype=np.float32)).tolist() == [0, 2]
+    assert r.candidate_rows(np.array([0.5, -0.5, 0.5], dtype=np.float32)).tolist() == [1, 4]
+    assert r.candidate_rows(np.array([-0.5, 0.5, -0.5], dtype=np.float32)).tolist() == []  # bucket 2: empty
+    assert r._buckets()[0].tolist() == [0, 1, 1, 1, 1, 1, 3, 3, 5]
+
+
+def test_packed_codes_concatenate_table_bits_across_word_boundaries():
+    r = LshRetriever(RowEmbedder(np.eye(2, dtype=np.float32)), tables=3, bits=30)
+    full = 2 ** 30 - 1
+    packed = r.pack(np.array([[1, 2, full], [0, 0, 1]], dtype=np.int64))
+    assert packed.dtype == np.uint64 and packed.shape == (2, 2)
+    # table 2 starts at bit 60: its 4 low bits end word 0, the other 26 start word 1
+    assert packed[0].tolist() == [1 | 2 << 30 | 0xF << 60, 2 ** 26 - 1]
+    assert packed[1].tolist() == [1 << 60, 0]
+    rng = np.random.default_rng(0)
+    r = LshRetriever(RowEmbedder(np.eye(2, dtype=np.float32)), tables=32, bits=12)
+    a, b = rng.integers(0, 2 ** 12, (50, 32)), rng.integers(0, 2 ** 12, (50, 32))
+    # Hamming distance of the packed words = sum over tables of the per-table code distances
+    assert np.array_equal(np.bitwise_count(r.pack(a) ^ r.pack(b)).sum(axis=1),
+                          np.bitwise_count(a ^ b).sum(axis=1))
+
+
+def test_hamming_nearest_breaks_ties_at_the_cut_by_lower_row():
+    codes = np.array([[0b0001], [0b0000], [0b0010], [0b0011], [0b0100], [0b1000]])
+    r = LshRetriever(RowEmbedder(np.eye(6, dtype=np.float32)), tables=1, bits=4).index(chunks(6))
+    r.codes = codes  # distances to query code 0: 1, 0, 1, 2, 1, 1
+    r._packed = None
+    rows = np.arange(6)
+    assert r.hamming_nearest(rows, np.array([0]), 3).tolist() == [0, 1, 2]
+    assert r.hamming_nearest(rows[2:], np.array([0]), 2).tolist() == [2, 4]
+    assert r.hamming_nearest(rows, np.array([0]), 6).tolist() == [0, 1, 2, 3, 4, 5]
+    assert r.hamming_nearest(rows, np.array([0b0011]), 1).tolist() == [3]

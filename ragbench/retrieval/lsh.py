@@ -11,10 +11,15 @@
   Unlike the source, every candidate is re-scored (the source kept only the first topK·2 candidate ids).
 * Hamming pre-ranking (``rerank = r > 0``): when there are more than r candidates, they are first ranked by the
   Hamming distance between their tables × bits sign bits and the query's (SimHash: the share of differing bits
-  estimates angle / π), and only the r closest are re-scored by exact cosine. Gathering a candidate's packed
-  codes moves tables × 8 bytes instead of its dim × 4-byte vector, which was most of a search's time.
+  estimates angle / π), and only the r closest are re-scored by exact cosine. The codes are packed into
+  ceil(tables·bits / 64) uint64 words per row, so a candidate's distance gathers e.g. 48 bytes (32 × 12 bits)
+  instead of its dim × 4-byte vector; the r nearest are chosen by partition, not a full sort.
+* Buckets: with bits ≤ 16 every table's bucket is a slice of one row array through a CSR offsets array
+  (2^bits + 1 offsets per table, built with an O(n) radix sort of the 16-bit codes), so a probe is two reads;
+  wider codes fall back to binary search in the sorted keys. Candidates are de-duplicated through an n-sized mask.
 * Defaults are the source's 10 × 8 without multi-probe. On 100,000 clustered 384-d vectors, 32 tables × 12 bits
-  with multiprobe 4 reach recall@10 0.965 while scoring 12.4 % of the vectors (docs/benchmarks.md, "LSH"); on
+  with multiprobe 4 reach recall@10 0.965 while scoring 12.4 % of the vectors, and with ``rerank`` 250 the same
+  recall scoring 0.25 %, several times faster than exact search (docs/benchmarks.md, "LSH"); on
   5,183 MiniLM SciFact vectors LSH saves little over exact search (their query–document cosines are low and
   close together), so use ``dense`` there.
 """
@@ -26,6 +31,9 @@ from ..errors import ConfigError
 from ..schema import Principal
 from .base import Embedder
 from .dense import DenseRetriever, matvec
+
+#: codes up to this many bits index their buckets directly (2^bits + 1 offsets per table) instead of by search
+_DIRECT_BITS = 16
 
 
 class LshRetriever(DenseRetriever):
@@ -43,8 +51,10 @@ class LshRetriever(DenseRetriever):
         self.rerank = rerank
         self.planes: np.ndarray | None = None
         self.codes = np.empty((0, 0), dtype=np.int64)  # (n, tables)
-        # all tables in one sorted array of keys (table << bits | code) with the row of each entry
+        # search structures, rebuilt lazily after indexing/adding: (bucket starts or sorted keys, rows) and the
+        # codes' bits packed into uint64 words per row (for the Hamming pre-rank)
         self._sorted: tuple[np.ndarray, np.ndarray] | None = None
+        self._packed: np.ndarray | None = None
         self.last_candidates_scored = 0.0
 
     def _check_params(self) -> None:
@@ -87,23 +97,58 @@ class LshRetriever(DenseRetriever):
     def _on_reset(self) -> None:
         self.planes = None
         self.codes = np.empty((0, self.tables), dtype=np.int64)
-        self._sorted = None
+        self._sorted = self._packed = None
 
     def _on_vectors_added(self, count: int) -> None:
         new = self.vectors[len(self.vectors) - count:]
         if len(self.codes) == 0:
             self.codes = np.empty((0, self.tables), dtype=np.int64)
         self.codes = np.concatenate([self.codes, self.hash(new)])
-        self._sorted = None  # rebuilt lazily on the next search
+        self._sorted = self._packed = None  # rebuilt lazily on the next search
 
     def _buckets(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(starts, rows)``: ``rows`` lists every table's rows grouped by bucket (tables in order, codes
+        ascending within a table, rows ascending within a bucket). With ``bits`` ≤ 16, ``starts`` is a CSR offsets
+        array: bucket ``key = table << bits | code`` is ``rows[starts[key]:starts[key + 1]]``, so a probe is two
+        array reads. Wider codes would need 2^bits offsets per table; ``starts`` is then the sorted key of every
+        entry of ``rows``, searched by binary search."""
         if self._sorted is None:
             n = len(self.codes)
-            keys = (np.arange(self.tables, dtype=np.int64)[None, :] << self.bits) | self.codes  # (n, tables)
-            keys = keys.T.reshape(-1)  # table-major: entry j is row j % n of table j // n
-            order = np.argsort(keys, kind="stable")
-            self._sorted = (keys[order], (order % max(n, 1)).astype(np.int64))
+            row_type = np.int32 if n < 2**31 else np.int64  # halves the memory moved per candidate
+            if self.bits <= _DIRECT_BITS:
+                rows = np.empty(n * self.tables, dtype=row_type)
+                counts = np.empty((self.tables, 1 << self.bits), dtype=np.int64)
+                for t in range(self.tables):
+                    code = self.codes[:, t].astype(np.uint16)
+                    # stable (radix) sort of 16-bit codes: rows stay ascending within a bucket, O(n)
+                    rows[t * n:(t + 1) * n] = np.argsort(code, kind="stable")
+                    counts[t] = np.bincount(code, minlength=1 << self.bits)
+                starts = np.concatenate([[0], np.cumsum(counts.reshape(-1))])
+                self._sorted = (starts, rows)
+            else:
+                keys = (np.arange(self.tables, dtype=np.int64)[None, :] << self.bits) | self.codes  # (n, tables)
+                keys = keys.T.reshape(-1)  # table-major: entry j is row j % n of table j // n
+                order = np.argsort(keys, kind="stable")
+                self._sorted = (keys[order], (order % max(n, 1)).astype(row_type))
         return self._sorted
+
+    def pack(self, codes: np.ndarray) -> np.ndarray:
+        """Each row's ``tables × bits`` code bits, concatenated into ceil(tables·bits / 64) uint64 words
+        (table t's code at bit offset t·bits), so a Hamming distance is a few XOR + popcount words."""
+        words = -(-self.tables * self.bits // 64)
+        out = np.zeros((len(codes), words), dtype=np.uint64)
+        c = codes.astype(np.uint64)
+        for t in range(self.tables):
+            w, shift = divmod(t * self.bits, 64)
+            out[:, w] |= c[:, t] << np.uint64(shift)  # bits shifted past 64 spill into the next word below
+            if shift + self.bits > 64:
+                out[:, w + 1] |= c[:, t] >> np.uint64(64 - shift)
+        return out
+
+    def _packed_codes(self) -> np.ndarray:
+        if self._packed is None:
+            self._packed = self.pack(self.codes)
+        return self._packed
 
     def probe_codes(self, qvec: np.ndarray) -> np.ndarray:
         """``(2**multiprobe, tables)`` bucket codes to visit; row 0 is the query's own bucket in each table."""
@@ -118,37 +163,61 @@ class LshRetriever(DenseRetriever):
         flips = subsets @ bit_values.T  # distinct bits, so the sum is their XOR
         return base[None, :] ^ flips
 
+    def candidate_rows(self, qvec: np.ndarray, codes: np.ndarray | None = None) -> np.ndarray:
+        """Ascending rows sharing a probed bucket with the query in at least one table (``codes``: the query's
+        :meth:`probe_codes`, when already computed)."""
+        starts, rows = self._buckets()
+        codes = self.probe_codes(qvec) if codes is None else codes
+        probes = ((np.arange(self.tables, dtype=np.int64)[None, :] << self.bits) | codes).reshape(-1)
+        if self.bits <= _DIRECT_BITS:
+            lo = starts[probes]
+            lens = starts[probes + 1] - lo
+        else:
+            probes = np.sort(probes)  # distinct keys (distinct flip sets); sorted for cache-friendly search
+            lo = np.searchsorted(starts, probes, side="left")
+            lens = np.searchsorted(starts, probes, side="right") - lo
+        total = int(lens.sum())
+        if not total:
+            return np.empty(0, dtype=np.int64)
+        # concatenate the ranges [lo, lo + len) without a Python loop
+        found = rows[np.repeat(lo - (np.cumsum(lens) - lens), lens) + np.arange(total)]
+        # de-duplicate through an n-sized mask: one pass over ~tables × candidates ids, where sorting them
+        # (np.unique) costs several times more at 100k vectors (docs/benchmarks.md, "LSH")
+        hit = np.zeros(len(self.table), dtype=bool)
+        hit[found] = True
+        return np.flatnonzero(hit)
+
     def candidates(self, qvec: np.ndarray, codes: np.ndarray | None = None) -> np.ndarray:
         """Boolean mask of the rows sharing a probed bucket with the query in at least one table
         (``codes``: the query's :meth:`probe_codes`, when already computed)."""
         hit = np.zeros(len(self.table), dtype=bool)
-        keys, rows = self._buckets()
-        codes = self.probe_codes(qvec) if codes is None else codes
-        probes = (np.arange(self.tables, dtype=np.int64)[None, :] << self.bits) | codes
-        probes = np.sort(probes, axis=None)  # distinct keys (distinct flip sets); sorted for cache-friendly search
-        lo = np.searchsorted(keys, probes, side="left")
-        lens = np.searchsorted(keys, probes, side="right") - lo
-        total = int(lens.sum())
-        if total:
-            # concatenate the ranges [lo, lo + len) without a Python loop
-            starts = np.repeat(lo - (np.cumsum(lens) - lens), lens)
-            hit[rows[starts + np.arange(total)]] = True
+        hit[self.candidate_rows(qvec, codes)] = True
         return hit
+
+    def hamming_nearest(self, rows: np.ndarray, query_codes: np.ndarray, r: int) -> np.ndarray:
+        """The ``r`` of the ascending ``rows`` whose codes differ from ``query_codes`` (``(tables,)``) in the
+        fewest bits, ascending; ties at the cut go to the lower rows (as a stable sort by distance would)."""
+        if len(rows) <= r:
+            return rows
+        diff = np.bitwise_count(self._packed_codes().take(rows, axis=0) ^ self.pack(query_codes[None, :]))
+        dist = diff[:, 0].astype(np.int32)
+        for w in range(1, diff.shape[1]):  # a loop over the few words beats sum(axis=1) on a short inner axis
+            dist += diff[:, w]
+        cut = np.partition(dist, r - 1)[r - 1]  # the r-th smallest distance
+        keep = dist < cut
+        keep[np.flatnonzero(dist == cut)[: r - int(np.count_nonzero(keep))]] = True
+        return rows[keep]
 
     # ------------------------------------------------------------------------------------------- scoring
 
     def score_rows(self, qvec: np.ndarray, principal: Principal | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, cosine)`` of the readable candidates; forbidden rows are removed before re-scoring."""
         codes = self.probe_codes(qvec)
-        cand = self.candidates(qvec, codes)
+        rows = self.candidate_rows(qvec, codes)
         mask = self.table.mask(principal)
         if mask is not None:
-            cand &= mask  # forbidden rows are dropped before any distance, Hamming or cosine
-        rows = np.flatnonzero(cand)
-        if self.rerank and len(rows) > self.rerank:
-            hamming = np.bitwise_count(self.codes[rows] ^ codes[0]).sum(axis=1)
-            # the r nearest in Hamming distance; ties at the cut go to the lower row (stable order)
-            keep = np.argsort(hamming, kind="stable")[: self.rerank]
-            rows = np.sort(rows[keep])
+            rows = rows[mask[rows]]  # forbidden rows are dropped before any distance, Hamming or cosine
+        if self.rerank:
+            rows = self.hamming_nearest(rows, codes[0], self.rerank)
         self.last_candidates_scored = len(rows) / len(self.table) if len(self.table) else 0.0
         return rows, matvec(self.vectors[rows], qvec)
