@@ -63,20 +63,20 @@ def measure(search, q: np.ndarray, truth: np.ndarray, k: int = 10) -> tuple[floa
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--dim", type=int, default=384)
-    ap.add_argument("--clusters", type=int, default=1000)
-    ap.add_argument("--noise", type=float, default=1.0)
-    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--n", type=int, default=1_000_000, help="indexed vectors")
+    ap.add_argument("--dim", type=int, default=384, help="vector dimension")
+    ap.add_argument("--clusters", type=int, default=1000, help="Gaussian centres of the synthetic data")
+    ap.add_argument("--noise", type=float, default=1.0, help="isotropic noise around the centres")
+    ap.add_argument("--queries", type=int, default=200, help="held-out queries (recall and queries/s)")
     ap.add_argument("--exact-queries", type=int, default=30, help="queries timed for exact search (slow at 1M)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="data seed")
     ap.add_argument("--lsh", default="32,12,4,250",
                     help="LSH 'tables,bits,multiprobe[,rerank]' separated by ';' ('' = none; rerank 0 = off)")
-    ap.add_argument("--hnsw", default="16,40", help="HNSW 'M,efConstruction' ('' = none)")
-    ap.add_argument("--ef", default="32,64,128")
+    ap.add_argument("--hnsw", default="16,40", help="HNSW 'M,efConstruction' separated by ';' ('' = none)")
+    ap.add_argument("--ef", default="32,64,128", help="HNSW efSearch values swept on each HNSW index")
     ap.add_argument("--ivf", default="0", help="IVF nlist values (0 = √n; '' = none)")
-    ap.add_argument("--nprobe", default="8,16,32")
-    ap.add_argument("--build-threads", type=int, default=2)
+    ap.add_argument("--nprobe", default="8,16,32", help="IVF nprobe values swept on each IVF index")
+    ap.add_argument("--build-threads", type=int, default=2, help="faiss threads while building")
     args = ap.parse_args()
 
     t = time.perf_counter()
@@ -155,9 +155,9 @@ def main() -> None:
         faiss_rows(f"faiss IVF-Flat nlist {n_list}", lambda n_list=n_list: AnnRetriever(
             NoEmbedder(), kind="ivf", nlist=n_list, threads=args.build_threads).index(chunks, vectors=x),
             "nprobe", [int(v) for v in args.nprobe.split(",")])
-    if args.hnsw:
-        m, efc = (int(v) for v in args.hnsw.split(","))
-        faiss_rows(f"faiss HNSW M={m}, efConstruction {efc}", lambda: AnnRetriever(
+    for spec in filter(None, args.hnsw.split(";")):
+        m, efc = (int(v) for v in spec.split(","))
+        faiss_rows(f"faiss HNSW M={m}, efConstruction {efc}", lambda m=m, efc=efc: AnnRetriever(
             NoEmbedder(), kind="hnsw", m=m, ef_construction=efc, threads=args.build_threads).index(chunks, vectors=x),
             "ef_search", [int(v) for v in args.ef.split(",")])
     faiss.omp_set_num_threads(1)
