@@ -86,13 +86,22 @@ class LshRetriever(DenseRetriever):
         planes = self._ensure_planes(vectors.shape[1])
         return (vectors @ planes.T).reshape(len(vectors), self.tables, self.bits)
 
-    def _pack(self, bits: np.ndarray) -> np.ndarray:
-        weights = np.left_shift(np.int64(1), np.arange(self.bits - 1, -1, -1, dtype=np.int64))
-        return (bits.astype(np.int64) * weights).sum(axis=-1)
+    def _bits_to_codes(self, bits: np.ndarray) -> np.ndarray:
+        """``(..., bits)`` booleans → ``(...)`` int64 codes, the first bit most significant."""
+        codes = np.zeros(bits.shape[:-1], dtype=np.int64)
+        for j in range(self.bits):  # shift-or per bit: no (..., bits) int64 temporary
+            codes <<= 1
+            codes |= bits[..., j]
+        return codes
 
-    def hash(self, vectors: np.ndarray) -> np.ndarray:
-        """Bucket code of each vector in each table, ``(n, tables)`` int64."""
-        return self._pack(self.project(np.asarray(vectors, dtype=np.float32)) > 0)
+    def hash(self, vectors: np.ndarray, block: int = 16384) -> np.ndarray:
+        """Bucket code of each vector in each table, ``(n, tables)`` int64 (in blocks of rows, so the
+        projections of a million vectors never sit in memory at once)."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        out = np.empty((len(vectors), self.tables), dtype=np.int64)
+        for start in range(0, len(vectors), block):
+            out[start:start + block] = self._bits_to_codes(self.project(vectors[start:start + block]) > 0)
+        return out
 
     def _on_reset(self) -> None:
         self.planes = None
@@ -153,7 +162,7 @@ class LshRetriever(DenseRetriever):
     def probe_codes(self, qvec: np.ndarray) -> np.ndarray:
         """``(2**multiprobe, tables)`` bucket codes to visit; row 0 is the query's own bucket in each table."""
         proj = self.project(qvec[None, :])[0]  # (tables, bits)
-        base = self._pack(proj > 0)
+        base = self._bits_to_codes(proj > 0)
         m = self.multiprobe
         if m == 0:
             return base[None, :]
