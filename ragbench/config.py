@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 from .config_tools import (
     FIELD_RANGES,
@@ -167,6 +167,9 @@ class AnswerConfig:
     answerability_conflicts: bool = True
     answerability_min_unknown_similarity: float = 0.0
     answerability_rarest: bool = False
+    # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive
+    # content words to a follow-up; "seed" is the Enterprise source's rewriter (seed-behaviour 3.9) verbatim.
+    rewriter: Literal["subject", "seed"] = "subject"
     # Optional LLM judge of answerability (ragbench.answer.judge): a chat model name such as "llama"; "" = off.
     judge: str = ""
     # Prompt-injection quarantine (ragbench.answer.quarantine): flagged paragraphs are redacted from retrieved

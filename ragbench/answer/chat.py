@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import DataError, PermissionDenied
 from ..schema import Message, Principal
-from .rewriter import QUERY_META, rewrite
+from .rewriter import QUERY_META, rewrite, rewrite_subject
 from .service import Answer, AnsweringService
 
 SCHEMA = "answer.chat"
@@ -65,14 +65,20 @@ class ChatSession:
         for role, content, answer_id in self.service.store.query(
                 "SELECT role, content, answer_id FROM chat_messages WHERE session_id = ? ORDER BY seq", (session_id,)):
             # The standalone form is recomputed in order (deterministic), so it is not stored.
-            meta = {QUERY_META: rewrite(content, self.history)} if role == "user" else {}
+            meta = {QUERY_META: self.rewrite(content)} if role == "user" else {}
             self.history.append(Message(role, content, {**meta, **({"answer_id": answer_id} if answer_id else {})}))
+
+    def rewrite(self, question: str) -> str:
+        """The standalone form of ``question`` after this session's history (``answer.rewriter``)."""
+        if self.service.cfg.rewriter == "seed":
+            return rewrite(question, self.history)
+        return rewrite_subject(question, self.history, self.service.term_weights(self.principal))
 
     def ask(self, question: str) -> Answer:
         """Answer a (follow-up) question; the retrieval query is the rewrite, the history keeps the original."""
         if not isinstance(question, str) or not question.strip():
             raise DataError(f"question must be a non-blank string, found {question!r}.")
-        query = rewrite(question, self.history)
+        query = self.rewrite(question)
         result = self.service.answer(question, self.principal, tenant=self.tenant, query=query)
         self._append(question.strip(), result, query)
         return result

@@ -5,18 +5,29 @@ A follow-up with a pronoun ("What is it capped at?") gets the subject of the pre
 The chat history keeps the *original* question as its content and the standalone form in ``meta["query"]``; the
 subject is taken from the previous turn's standalone form, so a chain keeps its subject past the second turn
 (ragbench addition; "one"/"ones" count as pronouns: "the most serious one").
+
+Seed flaw, fixed by default (``answer.rewriter: subject``): the seed's subject is the text after " about "/" of "
+or the last two long words, which carries junk ("their own" from "… approve on their own?", "What have" from "What
+do I have to do?") and loses the chain's topic, and a continuation is prefixed with the whole previous question, so
+a chain grows by a question per turn. ``rewrite_subject`` appends, to any follow-up (a pronoun or a continuation
+opener), the previous standalone question's content words that the follow-up does not already contain — with
+term weights (the asker's IDF), the ``max_terms`` most distinctive ones, in their original order.
+``answer.rewriter: seed`` keeps the seed's behaviour (``rewrite``).
 """
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
+from ..llm.signals import QUESTION_WORDS, stem
 from ..schema import Message
+from ..text import tokenize
 
 PRONOUNS = frozenset({"it", "this", "that", "they", "them", "these", "those", "he", "she", "one", "ones"})
 #: ``Message.meta`` key under which a chat session keeps a user turn's standalone (rewritten) form.
 QUERY_META = "query"
 CONTINUATIONS = ("and ", "also ", "what about ")
+REWRITERS = ("subject", "seed")
 _WORD = re.compile(r"[^\W_]+")
 _TRAIL = "?.! \t\r\n"
 
@@ -36,7 +47,7 @@ def extract_subject(previous: str) -> str:
 
 
 def rewrite(query: str, history: Sequence[Message]) -> str:
-    """The standalone form of ``query`` given the conversation so far."""
+    """The seed's standalone form of ``query`` given the conversation so far (``answer.rewriter: seed``)."""
     q = query.strip()
     if not history or not q:
         return q
@@ -53,3 +64,49 @@ def rewrite(query: str, history: Sequence[Message]) -> str:
     if q.lower().startswith(CONTINUATIONS):
         return f"{previous}; {q}"
     return q
+
+
+def previous_query(history: Sequence[Message]) -> str:
+    """The last user turn's standalone form (its original words when the session kept none)."""
+    last = next((m for m in reversed(history) if m.role == "user"), None)
+    return "" if last is None else str((last.meta or {}).get(QUERY_META) or last.content).strip()
+
+
+def is_follow_up(query: str) -> bool:
+    """A pronoun ("it", "that", "ones", …) or a continuation opener ("and …", "what about …")."""
+    q = query.strip()
+    return bool({w.lower() for w in _WORD.findall(q)} & PRONOUNS) or q.lower().startswith((*CONTINUATIONS, "how about "))
+
+
+def subject_terms(previous: str, query: str, weight: Callable[[str], float] | None = None,
+                  max_terms: int = 6) -> list[str]:
+    """Content words of ``previous`` (stop, question-form and pronoun words removed) whose stem ``query`` lacks,
+    first-appearance order, no repeats, at most ``max_terms``: the heaviest by ``weight`` (of a stemmed term) when
+    given, else the first."""
+    have = {stem(w) for w in tokenize(query)}
+    words: list[str] = []
+    for w in tokenize(previous, stopwords=True):
+        s = stem(w)
+        if w in QUESTION_WORDS or w in PRONOUNS or s in have or (len(w) < 2 and not w.isdigit()):
+            continue
+        have.add(s)
+        words.append(w)
+    if len(words) <= max_terms:
+        return words
+    if weight is None:
+        return words[:max_terms]
+    # Stable sort: among equal weights the earlier word wins, so the choice is deterministic.
+    keep = set(sorted(range(len(words)), key=lambda i: -weight(stem(words[i])))[:max_terms])
+    return [w for i, w in enumerate(words) if i in keep]
+
+
+def rewrite_subject(query: str, history: Sequence[Message], weight: Callable[[str], float] | None = None,
+                    max_terms: int = 6) -> str:
+    """The standalone form of a follow-up: ``query (referring to <the previous turn's subject terms>)``; other
+    questions unchanged. The previous turn's standalone form already carries its own subject, so the chain's
+    topic survives every turn while the weight cap keeps the rewrite short."""
+    q = query.strip()
+    if not history or not q or not is_follow_up(q):
+        return q
+    terms = subject_terms(previous_query(history), q, weight, max_terms)
+    return f"{q} (referring to {' '.join(terms)})" if terms else q

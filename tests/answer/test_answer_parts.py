@@ -5,7 +5,7 @@ import pytest
 
 from ragbench.answer import (PrincipalRegistry, build_citations, parse_principals, post_filter, rewrite,
                              split_answer, verify)
-from ragbench.answer.rewriter import extract_subject
+from ragbench.answer.rewriter import extract_subject, rewrite_subject, subject_terms
 from ragbench.errors import ConfigError, DataError, PermissionDenied, StoreError
 from ragbench.schema import Acl, Classification, Hit, Message
 
@@ -181,3 +181,34 @@ def test_principal_registry_bad_files(tmp_path, text, match):
 def test_missing_principals_file(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
         PrincipalRegistry.from_yaml(tmp_path / "none.yaml")
+
+
+def test_subject_rewriter_carries_the_chain_topic_not_junk():
+    first = "Under the current purchasing policy, how much can a clinic manager approve on their own?"
+    h = [Message("user", first, {"query": first}), Message("assistant", "EUR 2,000 [1]")]
+    # the seed carries "their own"; the subject rewriter the previous question's content words
+    assert rewrite("And above that, how many quotes are needed?", h) == \
+        "And above that, how many quotes are needed? (referring to their own)"
+    second = rewrite_subject("And above that, how many quotes are needed?", h)
+    assert second == ("And above that, how many quotes are needed? "
+                      "(referring to current purchasing policy clinic manager approve)")
+    # turn 3 still knows the topic; words the follow-up already has are not repeated
+    h += [Message("user", "And above that, how many quotes are needed?", {"query": second}),
+          Message("assistant", "two quotes [1]")]
+    third = "Who approves it over 12,000?"
+    assert rewrite_subject(third, h) == f"{third} (referring to above quotes needed current purchasing policy)"
+    light = {"abov": 0.1, "need": 0.2}
+    assert rewrite_subject(third, h, lambda t: light.get(t, 1.0)) == \
+        f"{third} (referring to quotes current purchasing policy clinic manager)"
+    # not a follow-up, or no history: unchanged
+    assert rewrite_subject("  Plain question?  ", h) == "Plain question?"
+    assert rewrite_subject("What is it?", []) == "What is it?"
+
+
+def test_subject_terms_keep_the_heaviest_in_order():
+    weight = {"annual": 1.0, "leav": 0.5, "full": 3.0, "staff": 0.2, "day": 0.1}.get
+    prev = "How many days of annual leave do full-time staff get?"
+    # "time" is in the follow-up ("part-time"), "many"/"do"/"get" are question-form words
+    assert subject_terms(prev, "And for part-time?") == ["days", "annual", "leave", "full", "staff"]
+    assert subject_terms(prev, "And for part-time?", lambda t: weight(t, 0.0), max_terms=2) == ["annual", "full"]
+    assert subject_terms(prev, "What about annual leave?") == ["days", "full", "time", "staff"]
