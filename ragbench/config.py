@@ -167,6 +167,8 @@ class AnswerConfig:
     answerability_conflicts: bool = True
     answerability_min_unknown_similarity: float = 0.0
     answerability_rarest: bool = False
+    # A name or acronym of the question ("Fenwick", "LTIP") that no readable document contains is unanswerable.
+    answerability_names: bool = True
     # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive
     # content words to a follow-up; "seed" is the Enterprise source's rewriter (seed-behaviour 3.9) verbatim.
     rewriter: Literal["subject", "seed"] = "subject"

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -185,11 +186,33 @@ class AnswerabilityReport:
     rarest_missing: str | None = None
 
 
+_WORD_SHAPE = re.compile(r"[^\W\d_][\w'’-]*")
+_CALENDAR = frozenset("""monday tuesday wednesday thursday friday saturday sunday january february march april may
+    june july august september october november december""".split())
+
+
+def names(question: str) -> list[str]:
+    """Capitalised words inside a sentence of ``question`` — names and acronyms ("Fenwick", "LTIP", "Wi-Fi") —
+    of at least three letters; sentence-initial words, "I"-forms, days and months are not names."""
+    out = []
+    for m in _WORD_SHAPE.finditer(question):
+        w = m.group()
+        before = question[:m.start()].rstrip()
+        if not before or before[-1] in ".?!:;\"“(" or not w[0].isupper():
+            continue
+        if sum(ch.isalpha() for ch in w) < 3 or not w[1:2].isalpha():  # "I'm", "X-rayed"
+            continue
+        if w.lower().split("'")[0].split("’")[0] in _CALENDAR:
+            continue
+        out.append(w)
+    return out
+
+
 def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence[str], weights: TermWeights,
            embedder: Embedder | None = None, min_coverage: float = 0.5, min_similarity: float = 0.45,
            check_type: bool = True, matcher: WordMatcher | None = None, min_word_similarity: float = 0.6,
            check_conflicts: bool = True, min_unknown_similarity: float = 0.0,
-           check_rarest: bool = False) -> AnswerabilityReport:
+           check_rarest: bool = False, check_names: bool = True) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -203,7 +226,6 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
     kind = expected_type(question)
-    found = has_type(" ".join(sentences), kind, question)
     evidence_text = " . ".join([*sentences, *titles])
     answer_terms = term_set(evidence_text)
     terms = salient_terms(query)
@@ -211,6 +233,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
 
     def weight(t: str) -> float:
         return weights(t) * (1.0 if t in own else 0.5)
+
+    found = has_type(" ".join(sentences), kind, question)
 
     cov = coverage_weighted(terms, answer_terms, weight)
     surface = content_words(query)
@@ -231,6 +255,12 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # An identifier or year nothing readable mentions (V3, L5, 2026) cannot be answered: no near-synonym exists.
     # Plain words are only reported: word cosines do not separate paraphrase vocabulary from unasked-for topics.
     unknown_ids = [w for w, _ in unknown if any(ch.isdigit() for ch in w)]
+    # Likewise a name or acronym of the question ("Fenwick", "LTIP", "Wi-Fi") that no readable document contains.
+    if check_names and df is not None:
+        for name in names(question):
+            parts = [stem(t) for t in tokenize(name) if len(t) > 1]
+            if any(df.get(p, 0) == 0 and p not in answer_terms for p in parts) and name.lower() not in unknown_ids:
+                unknown_ids.append(name)
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
     # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).
     known = [t for t in terms if t in own and (df is None or df.get(t, 0) > 0) and not t.isdigit()]

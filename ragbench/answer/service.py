@@ -325,7 +325,8 @@ class AnsweringService:
         return assess(question.strip(), query, sentences, self.sentence_contexts(report, hits), self.term_weights(who),
                       self.embedder, c.answerability_min_coverage, c.answerability_min_similarity,
                       c.answerability_types, self._matcher, c.answerability_min_word_similarity,
-                      c.answerability_conflicts, c.answerability_min_unknown_similarity, c.answerability_rarest)
+                      c.answerability_conflicts, c.answerability_min_unknown_similarity, c.answerability_rarest,
+                      c.answerability_names)
 
     def _refusal(self, base: dict[str, Any], reason: str, ratio: float, context_tokens: int, hits: Sequence[Hit],
                  sentences: tuple[SentenceSupport, ...] = (), error: str | None = None, prompt_tokens: int = 0,

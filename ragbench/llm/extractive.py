@@ -49,7 +49,8 @@ INJECTION = re.compile(
 # answerability check refuses a reply that holds none (ragbench.answer.answerability).
 
 PERSON, MONEY, PERCENT, NUMBER, TIME = "person", "money", "percent", "number", "time"
-ANSWER_TYPES = (PERSON, MONEY, PERCENT, NUMBER, TIME)
+PHONE, TEMPERATURE = "phone", "temperature"
+ANSWER_TYPES = (PERSON, MONEY, PERCENT, NUMBER, TIME, PHONE, TEMPERATURE)
 
 _Q_LEAD = r"^(?:(?:and|but|so|then|also|ok|okay)\b[\s,]*)*"
 _WHO = re.compile(_Q_LEAD + r"(?:who|whom|whose)\b|\bname of\b", re.IGNORECASE)
@@ -60,6 +61,14 @@ _WHAT = re.compile(_Q_LEAD + r"(?:what|which)\b", re.IGNORECASE)
 #: "What is the phone number …", "What temperature …": nouns whose value is a number or a measured quantity.
 _MEASURE_Q = re.compile(r"\b(?:(?:phone|telephone|fax|extension|account|reference|ticket|serial|contact)\s+number"
                         r"|temperature|distance|weight|height|capacity|speed|headcount|quantity)\b", re.IGNORECASE)
+#: Measured nouns with a value of a recognisable shape: a phone number is a run of digits, not any number (a
+#: street address "3 Orchard Parade" is no phone number); a temperature carries degrees.
+_PHONE_Q = re.compile(r"\b(?:phone|telephone|fax|mobile|contact)\s+number\b", re.IGNORECASE)
+_TEMPERATURE_Q = re.compile(r"\btemperatures?\b", re.IGNORECASE)
+_PHONE = re.compile(r"\+?\(?\d[\d ()./-]{5,}\d")
+_TEMPERATURE = re.compile(r"°|\bdegrees?\b|\b\d+(?:\.\d+)?\s?[CF]\b")
+#: A rate is a percentage or an amount per unit ("€0.39 per kilometre", "£12/hour").
+_PER_UNIT = re.compile(r"\d[\d.,]*\s*(?:[a-z]+\s+)?(?:per\b|/\s*[a-z])", re.IGNORECASE)
 _PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
 _WHEN = re.compile(_Q_LEAD + r"(?:when|by\s+when)\b|\bwhat\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
 #: Nouns whose value is an amount of money.
@@ -98,6 +107,10 @@ def expected_type(question: str) -> str | None:
     words = set(tokenize(q))
     if _HOW_MUCH.search(q):
         return MONEY if words & MONEY_WORDS else NUMBER
+    if _WHAT.search(q) and _PHONE_Q.search(q):
+        return PHONE
+    if _TEMPERATURE_Q.search(q) and (_WHAT.search(q) or re.search(r"\bhow\s+(?:hot|cold|warm)\b", q, re.I)):
+        return TEMPERATURE
     if _HOW_NUMBER.search(q) or (_MEASURE_Q.search(q) and _WHAT.search(q)):
         return NUMBER
     if _PERCENT_Q.search(q):
@@ -119,7 +132,11 @@ def has_type(text: str, kind: str | None, question: str = "") -> bool:
     if kind == MONEY:
         return bool(_CURRENCY.search(text))
     if kind == PERCENT:
-        return bool(_PERCENT.search(text))
+        return bool(_PERCENT.search(text) or _PER_UNIT.search(text))
+    if kind == PHONE:
+        return any(sum(ch.isdigit() for ch in m.group()) >= 6 for m in _PHONE.finditer(text))
+    if kind == TEMPERATURE:
+        return bool(_TEMPERATURE.search(text))
     if kind == NUMBER:
         return bool(_NUMBER_WORDS.search(text))
     if kind == TIME:  # "when must reviewers add security?" is answered by a condition ("when a change …")

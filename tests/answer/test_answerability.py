@@ -9,7 +9,7 @@ import pytest
 
 from ragbench.answer import AnsweringService, PrincipalRegistry
 from ragbench.answer.answerability import (PermittedTermWeights, TermWeights, assess, coverage, expected_type,
-                                           has_type, salient_terms, stem, term_set)
+                                           has_type, names, salient_terms, stem, term_set)
 from ragbench.config import AnswerConfig
 from ragbench.errors import ConfigError
 from ragbench.llm import REFUSAL_MESSAGE, ExtractiveChatModel
@@ -65,6 +65,10 @@ def test_term_weights_and_coverage_exact():
     ("When is the summer party?", "time"),
     ("What time does the office open?", "time"),
     ("Can I bring my dog?", None),
+    ("What is the phone number of the Wrenfield clinic?", "phone"),
+    ("What temperature should the vaccine fridge be kept at?", "temperature"),
+    ("How cold must the freezer temperature be?", "temperature"),
+    ("What is the mileage rate per kilometre?", "percent"),
 ])
 def test_expected_type(question, kind):
     assert expected_type(question) == kind
@@ -80,6 +84,12 @@ def test_has_type():
     assert has_type("Twice a year.", "number") and not has_type("Ask your manager.", "number")
     assert has_type("In April.", "time") and has_type("Add them when a change touches secrets.", "time")
     assert has_type("Anything at all.", None)
+    # Shaped values: a street number is no phone number, a count is no temperature; a rate may be per unit.
+    assert has_type("Call 01632 960 123.", "phone") and not has_type("Wrenfield Clinic, 3 Orchard Parade.", "phone")
+    assert has_type("Kept between 2 and 8 °C.", "temperature") and has_type("Store at 4C.", "temperature")
+    assert not has_type("Temperatures are recorded daily.", "temperature")
+    assert has_type("€0.39 per kilometre.", "percent") and has_type("£12/hour.", "percent")
+    assert not has_type("For the first 5,000 km.", "percent")
     with pytest.raises(ConfigError):
         has_type("x", "colour")
 
@@ -175,3 +185,23 @@ def test_service_type_check_and_config_errors():
         (True, "unanswerable-question", "no person in the answer")
     with pytest.raises(ConfigError, match="answerability_min_coverage"):
         _service(store, ExtractiveChatModel(), answerability_min_coverage=1.5).answer("Office?", "guest")
+
+
+def test_names_are_capitalised_words_inside_a_sentence():
+    assert names("What price is Alderbrook paying for Fenwick Street Animal Clinic?") == \
+        ["Alderbrook", "Fenwick", "Street", "Animal", "Clinic"]
+    # sentence-initial words, "I"-forms, one- and two-letter words, days and months are not names
+    assert names("Can I use the PC on Sunday? I'm on call. What about X-rayed dogs in April?") == []
+    assert names("What is the CEO's individual LTIP award? Is the guest Wi-Fi open?") == ["CEO's", "LTIP", "Wi-Fi"]
+
+
+def test_a_name_no_readable_document_mentions_is_unanswerable():
+    w = TermWeights.from_texts([OFFICE, PETS])
+    q = "What is the office policy for Fenwick dogs?"
+    r = assess(q, q, ["Dogs are welcome in the office on Fridays."], [], w, None, 0.0, 0.0)
+    assert (r.answerable, r.reason) == (False, "asks about Fenwick, which no readable document mentions")
+    assert assess(q, q, ["Dogs are welcome in the office on Fridays."], [], w, None, 0.0, 0.0,
+                  check_names=False).answerable
+    # a name the readable corpus knows is no reason to refuse
+    known = TermWeights.from_texts([OFFICE, PETS, "Fenwick dogs stay home."])
+    assert assess(q, q, ["Dogs are welcome in the office on Fridays."], [], known, None, 0.0, 0.0).answerable
