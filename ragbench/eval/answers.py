@@ -324,10 +324,11 @@ def model_config(cfg: RagbenchConfig, model: str | None) -> RagbenchConfig:
     return with_overrides(cfg, {"answer.chat_model": model, "answer.prompt_name": STRICT_NAME})
 
 
-def answer_records(golden: Any, service: Any, qids: Sequence[str], chunk_doc: Mapping[str, str]) -> list[dict]:
+def answer_records(golden: Any, service: Any, qids: Sequence[str], chunk_doc: Mapping[str, str],
+                   show_progress: bool = False) -> list[dict]:
     """Answer ``qids`` with ``service`` and return harness records carrying, per question, the measures only the
     answering side can compute (:data:`ragbench.eval.rag_metrics.PASS_THROUGH`: leaks, fact, secret, injection)."""
-    answers, prompts = answer_golden(service, golden, list(qids))
+    answers, prompts = answer_golden(service, golden, list(qids), show_progress=show_progress)
     per_q = score_answers("answer", golden, answers, prompts, chunk_doc)
     extra = per_q[per_q["measure"].isin([LEAKED_DOCS, FACT_IN_ANSWER, SECRET_IN_ANSWER, INJECTION_QUOTED])]
     by_q: dict[str, dict[str, float]] = {}
@@ -363,7 +364,7 @@ def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[
     def make(model: str | None) -> Callable[[pd.DataFrame], list[dict[str, Any]]]:
         mcfg = model_config(acfg, model)
 
-        def system(queries: pd.DataFrame) -> list[dict[str, Any]]:
+        def system(queries: pd.DataFrame, show_progress: bool = False) -> list[dict[str, Any]]:
             emb = embedder
             if emb is None:
                 from ..retrieval.embedding import make_embedder
@@ -372,7 +373,7 @@ def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[
             store = build_store(golden, mcfg, emb)
             chunk_doc = {c.chunk_id: c.doc_id for c in store.chunks()}
             service = build_service(golden, mcfg, ANSWER_MODE, emb, store=store)
-            return answer_records(golden, service, list(queries["qid"].astype(str)), chunk_doc)
+            return answer_records(golden, service, list(queries["qid"].astype(str)), chunk_doc, show_progress)
 
         return system
 
