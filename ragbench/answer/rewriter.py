@@ -75,7 +75,8 @@ def previous_query(history: Sequence[Message]) -> str:
 def is_follow_up(query: str) -> bool:
     """A pronoun ("it", "that", "ones", …) or a continuation opener ("and …", "what about …")."""
     q = query.strip()
-    return bool({w.lower() for w in _WORD.findall(q)} & PRONOUNS) or q.lower().startswith((*CONTINUATIONS, "how about "))
+    opener = q.lower().startswith((*CONTINUATIONS, "how about "))
+    return opener or bool({w.lower() for w in _WORD.findall(q)} & PRONOUNS)
 
 
 def subject_terms(previous: str, query: str, weight: Callable[[str], float] | None = None,
