@@ -5,13 +5,15 @@ none by default) and k1 = 1.5, b = 0.75.
 Documents are ``title + " " + text``. Quality: nDCG@10 / R@100 of the top-100 run (ragbench.eval.metrics,
 trec_eval-equal). Speed: queries per second of one pass over the split's queries, single process, query
 tokenisation included for every system, timed in interleaved blocks of 25 queries so that every system sees the
-same background load (the CPU is shared).
+same background load (the CPU is shared); bm25s runs its sequential path (``n_threads=0``). ``--hit-costs`` adds a
+breakdown of ``search()`` at k = 100 (Hit building, garbage collector).
 
     python benchmarks/bm25_bench.py /work/shared/data/beir_scifact --split train
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import time
 
@@ -60,6 +62,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip-rank-bm25", action="store_true")
     ap.add_argument("--stemmer", default="none", help="none (the source's tokens) or a Snowball algorithm (english)")
+    ap.add_argument("--hit-costs", action="store_true",
+                    help="also break search()'s time at k=100 down: Hit building, garbage collector")
     args = ap.parse_args()
 
     ds = load_beir(args.data_dir, args.split)
@@ -91,7 +95,9 @@ def main() -> None:
     t_index_bm25s = time.perf_counter() - t
 
     def bm25s_run(batch, k):
-        return ref.retrieve([tokenize(q) for q in batch], k=k, show_progress=False, n_threads=1)
+        # n_threads=0 is bm25s's sequential path, in this thread; n_threads=1 hands every call to a one-worker
+        # thread pool, whose hand-offs cost ~3x under CPU contention (and made bm25s look slower than it is)
+        return ref.retrieve([tokenize(q) for q in batch], k=k, show_progress=False, n_threads=0)
 
     rows, scores = bm25s_run(queries, 100)
     # bm25s fills k with score-0 documents; drop them, as ours ranks only documents sharing a term
@@ -152,6 +158,58 @@ def main() -> None:
         print(f"| {label} | {qps['10'][name]:.0f} | {qps['100'][name]:.0f} |")
     if okapi_qps is not None:
         print(f"| rank-bm25 get_scores + argpartition (100 queries) | | {okapi_qps:.0f} |")
+    if args.hit_costs:
+        hit_costs(ours, queries, bm25s_run, args.repeats)
+
+
+def hit_costs(ours: BM25Retriever, queries: list[str], bm25s_run, repeats: int, k: int = 100) -> None:
+    """Where ``search()``'s time goes at ``k``: µs per query of the array query, of ``search()``, of the same rows
+    turned into Hits by the dataclass constructor and into bare 3-tuples (interleaved with bm25s), then the time
+    the garbage collector spends during ``search()`` (``gc.callbacks``), results kept in blocks of 25 as above."""
+    from ragbench.schema import Hit
+
+    fields = ours.table._fields
+
+    def plain(rows, scores):
+        return [Hit(f[0], f[1], s, rank, f[2], f[3], f[4], f[5])
+                for rank, (f, s) in enumerate(zip(map(fields.__getitem__, rows.tolist()), scores.tolist()))]
+
+    def tuples(rows, scores):
+        return [(fields[r], s, rank) for rank, (r, s) in enumerate(zip(rows.tolist(), scores.tolist()))]
+
+    qps = interleaved_qps({
+        "topk()": lambda b: [ours.topk(q, k) for q in b],
+        "search()": lambda b: [ours.search(q, k) for q in b],
+        "topk() + Hit(...) constructor": lambda b: [plain(*ours.topk(q, k)) for q in b],
+        "topk() + 3-tuples": lambda b: [tuples(*ours.topk(q, k)) for q in b],
+        "bm25s": lambda b: bm25s_run(b, k),
+    }, queries, repeats)
+    print(f"\nµs per query at k={k} (interleaved, {repeats} passes): "
+          + ", ".join(f"{name} {1e6 / v:.0f}" for name, v in qps.items()))
+    spent = [0.0, 0.0, 0.0]
+    count = [0, 0, 0]
+    started = [0.0]
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            spent[info["generation"]] += time.perf_counter() - started[0]
+            count[info["generation"]] += 1
+
+    gc.callbacks.append(on_gc)
+    try:
+        t = time.perf_counter()
+        for _ in range(repeats):
+            for start in range(0, len(queries), 25):
+                [ours.search(q, k) for q in queries[start:start + 25]]
+        total = time.perf_counter() - t
+    finally:
+        gc.callbacks.remove(on_gc)
+    n = repeats * len(queries)
+    print(f"search() alone: {1e6 * total / n:.0f} µs per query, of which the garbage collector "
+          f"{1e6 * sum(spent) / n:.0f} µs (generations 0/1/2: {count[0]}/{count[1]}/{count[2]} collections, "
+          + "/".join(f"{1e6 * x / n:.1f}" for x in spent) + f" µs per query; {len(gc.get_objects())} tracked objects)")
 
 
 if __name__ == "__main__":
