@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=None, help="port (default: serve.port = 8000)")
     p.add_argument("--workers", type=int, default=None, help="uvicorn worker processes (default: serve.workers = 1)")
     p.add_argument("--rate-limit", type=_rate, default=None, metavar="N/minute",
-                   help="requests per minute per principal and worker process; 0 = off "
+                   help="requests per minute per principal, shared by all worker processes; 0 = off "
                         "(default: serve.rate_limit_per_minute = 60)")
     add_retriever_option(p, help=f"default retrieval mode of the API: {', '.join(MODES)} "
                                  "(default: serve.retriever = dense)")

@@ -16,7 +16,7 @@ from .auth import Authenticator
 from .metrics import Metrics
 from .middleware import RequestMiddleware
 from .page import router as page_router
-from .ratelimit import RateLimiter
+from .ratelimit import make_limiter
 from .routes_answer import router as answer_router
 from .routes_hub import router as hub_router
 from .routes_ops import router as ops_router
@@ -53,13 +53,14 @@ def create_app(settings: ServeSettings, secret: str | None = None, warm_in_backg
                                    "pid": os.getpid()})
         yield
         state.close()
+        limiter.close()
 
     app = FastAPI(title="ragbench", version=__version__, lifespan=lifespan,
                   description="Grounded answers with permissions, the research hub and EE-RAG chat (docs/serve.md).")
     metrics = Metrics()
     app.state.ragbench = state
     app.state.auth = auth
-    app.state.limiter = RateLimiter(serve.rate_limit_per_minute)
+    app.state.limiter = limiter = make_limiter(settings.store, serve.rate_limit_per_minute)
     app.state.metrics = metrics
     problems.install(app)
     for router in (page_router, ops_router, answer_router, hub_router):

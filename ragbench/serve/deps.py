@@ -9,7 +9,7 @@ from ..schema import Principal
 from .auth import Authenticator, AuthError
 from .metrics import Metrics
 from .problems import Problem
-from .ratelimit import RateLimiter
+from .ratelimit import RateLimiter, SharedRateLimiter
 from .state import ServeState
 
 
@@ -26,7 +26,7 @@ def principal(request: Request) -> Principal:
     except AuthError as exc:
         raise Problem(401, exc.detail, headers={"WWW-Authenticate": 'Bearer realm="ragbench"'}) from None
     request.scope.setdefault("state", {})["principal"] = who.user_id
-    limiter: RateLimiter = request.app.state.limiter
+    limiter: RateLimiter | SharedRateLimiter = request.app.state.limiter
     allowed, retry_after = limiter.allow(who.user_id)
     if not allowed:
         metrics: Metrics = request.app.state.metrics

@@ -33,12 +33,12 @@ def current_request_id() -> str | None:
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ts, level, logger, msg, request_id and any ``extra=`` fields."""
+    """One JSON object per line: ts, level, logger, msg, pid, request_id and any ``extra=`` fields."""
 
     def format(self, record: logging.LogRecord) -> str:
         ts = datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
-        out: dict[str, Any] = {"ts": ts,
-                               "level": record.levelname, "logger": record.name, "msg": record.getMessage()}
+        out: dict[str, Any] = {"ts": ts, "level": record.levelname, "logger": record.name,
+                               "msg": record.getMessage(), "pid": record.process}  # which worker wrote it
         rid = getattr(record, "request_id", None) or REQUEST_ID.get()
         if rid:
             out["request_id"] = rid

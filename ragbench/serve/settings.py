@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import RagbenchConfig, from_dict, read_yaml_mapping, to_dict, with_overrides
+from ..config import FIELD_RANGES, RagbenchConfig, from_dict, read_yaml_mapping, to_dict, with_overrides
 from ..errors import ConfigError
 from ..eval.answers import answer_config
 
@@ -42,6 +42,7 @@ class ServeConfig:
     research_workers: int = 1
     research_max_passes: int = 4
     hub_refresh_seconds: float = 2.0
+    research_lease_seconds: float = 60.0  # an open job not heartbeated for this long belongs to a dead worker
     max_k: int = 50
     budget: bool = False  # per-tenant daily budget of answer.* (the Enterprise BudgetGuard); off by default
 
@@ -57,6 +58,12 @@ class ServeConfig:
         if self.max_k < 1:
             raise ConfigError(f"serve.max_k must be ≥ 1, found {self.max_k}.")
         return self
+
+
+#: Ranges of the serve knobs (checked when the settings are read, like every config range).
+FIELD_RANGES.update({
+    "serve.research_lease_seconds": "[1, 86400]", "serve.hub_refresh_seconds": "[0, inf)",
+})
 
 
 @dataclass(frozen=True)

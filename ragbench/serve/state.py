@@ -104,7 +104,8 @@ class ServeState:
         with self._hub_lock:
             if self._jobs is None:
                 self._jobs = ResearchJobs(self.hub_store, self._research, self.serve.research_workers,
-                                          on_done=lambda: self.hub_index().refresh(force=True))
+                                          on_done=lambda: self.hub_index().refresh(force=True),
+                                          lease_seconds=self.serve.research_lease_seconds)
             return self._jobs
 
     def _research(self, question: str, max_passes: int) -> dict[str, Any]:
@@ -123,6 +124,7 @@ class ServeState:
                                   "filled by `ragbench index`.")
             self.service(self.default_mode)
             self.hub_index().refresh(force=True)
+            self.jobs().expire()  # jobs left open by a worker that died before this one started
             self.ready.set()
         except Exception as exc:  # noqa: BLE001 - /readyz reports any warm-up failure
             self.warm_error = f"{type(exc).__name__}: {exc}"

@@ -1,14 +1,19 @@
-"""Unit tests of the serve parts that need no server: token buckets, claims → principal, settings."""
+"""Unit tests of the serve parts that need no server: token buckets (in process and shared by processes), claims →
+principal, settings."""
 from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from pathlib import Path
 
 import pytest
 
 from .helpers import SECRET, token  # first: skips the module when the serve extra is missing
 
-from ragbench.errors import ConfigError
+from ragbench.errors import ConfigError, StoreError
 from ragbench.schema import Classification
 from ragbench.serve.auth import Authenticator, AuthError, principal_from_claims
-from ragbench.serve.ratelimit import RateLimiter
+from ragbench.serve.ratelimit import RateLimiter, SharedRateLimiter, make_limiter
 from ragbench.serve.settings import ServeSettings, load_settings
 
 
@@ -20,9 +25,11 @@ class Clock:
         return self.t
 
 
-def test_token_bucket_refills_at_n_per_minute():
+@pytest.mark.parametrize("shared", [False, True], ids=["in-process", "shared-file"])
+def test_token_bucket_refills_at_n_per_minute(shared, tmp_path):
     clock = Clock()
-    limiter = RateLimiter(6, clock=clock)  # one token every 10 s
+    # one token every 10 s; the shared bucket file behaves exactly as the in-process one
+    limiter = SharedRateLimiter(tmp_path / "kb.ratelimit.db", 6, clock=clock) if shared else RateLimiter(6, clock=clock)
     assert [limiter.allow("a")[0] for _ in range(6)] == [True] * 6
     assert limiter.allow("a") == (False, 10)
     assert limiter.allow("b") == (True, 0)  # buckets are per principal
@@ -39,6 +46,49 @@ def test_rate_limit_zero_is_off_and_keys_are_bounded():
     for key in ("a", "b", "c"):
         assert limiter.allow(key) == (True, 0)
     assert len(limiter._buckets) == 2
+
+
+def _hammer(path: str, ready, go, out, tries: int) -> None:
+    """One process spending a shared bucket as fast as it can (the clock stands still: no refill)."""
+    limiter = SharedRateLimiter(path, 300, clock=lambda: 1_000.0)
+    limiter.allow(f"warm-{multiprocessing.current_process().name}")  # connected before the start signal
+    ready.release()
+    go.wait()
+    out.put(sum(limiter.allow("p")[0] for _ in range(tries)))
+
+
+def test_two_processes_hammering_one_bucket_get_exactly_its_capacity(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    ready, go, out = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
+    path = str(tmp_path / "kb.ratelimit.db")
+    procs = [ctx.Process(target=_hammer, args=(path, ready, go, out, 300), name=f"hammer-{i}") for i in range(2)]
+    for p in procs:
+        p.start()
+    for _ in procs:
+        assert ready.acquire(timeout=60)
+    go.set()  # both spend at once: without the one-transaction read-modify-write, tokens get spent twice
+    granted = [out.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert sum(granted) == 300  # 600 tries, one bucket of 300
+    assert [p.exitcode for p in procs] == [0, 0]
+
+
+def test_shared_buckets_prune_full_rows_and_name_the_file_on_errors(tmp_path):
+    clock = Clock()
+    limiter = SharedRateLimiter(tmp_path / "kb.ratelimit.db", 60, clock=clock)
+    assert limiter.allow("a") == (True, 0) and limiter.allow("b") == (True, 0)
+    clock.t += 61.0  # both buckets are full again: their rows go at the next prune
+    assert limiter.allow("c") == (True, 0)
+    rows = sqlite3.connect(tmp_path / "kb.ratelimit.db").execute("SELECT key FROM buckets").fetchall()
+    assert rows == [("c",)]
+    assert SharedRateLimiter.path_for("runs/kb.db") == Path("runs/kb.ratelimit.db")
+    assert isinstance(make_limiter("kb.db", 10), SharedRateLimiter)
+    assert isinstance(make_limiter(":memory:", 10), RateLimiter) and make_limiter("kb.db", 0).allow("x") == (True, 0)
+    (tmp_path / "folder.ratelimit.db").mkdir()
+    broken = SharedRateLimiter(tmp_path / "folder.ratelimit.db", 10)
+    with pytest.raises(StoreError, match=r"rate-limit file .*folder\.ratelimit\.db cannot be used .*Fix:"):
+        broken.allow("a")
 
 
 def test_claims_become_a_principal():
