@@ -121,8 +121,20 @@ def bench(name: str, x: np.ndarray, q: np.ndarray, configs: list[tuple[int, int,
                      builds[key]))
     exact_qps = qps["exact"]
 
+    if hnsw_ef:
+        rows.extend(hnsw_rows(x, q, hnsw_ef, recall))
+    print(f"\n{name}: {n} vectors × {x.shape[1]} dims, {len(q)} queries (single thread)")
+    print("| system | recall@10 vs exact | vectors scored | queries/s | × exact | build s |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, rec, share, speed, build in rows:
+        print(f"| {label} | {rec:.3f} | {share} | {speed:.0f} | {speed / exact_qps:.1f} | {build:.1f} |")
+
+
+def hnsw_rows(x: np.ndarray, q: np.ndarray, hnsw_ef: list[int], recall) -> list[tuple[str, float, str, float, float]]:
+    """faiss IndexHNSWFlat (M = 32) rows, timed alone after the interleaved systems."""
     import faiss
 
+    rows = []
     faiss.omp_set_num_threads(1)
     t = time.perf_counter()
     index = faiss.IndexHNSWFlat(x.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
@@ -133,12 +145,7 @@ def bench(name: str, x: np.ndarray, q: np.ndarray, configs: list[tuple[int, int,
         speed, found = timed(lambda v: index.search(v[None, :], 10)[1][0], q)
         rows.append((f"faiss IndexHNSWFlat M=32, efSearch {ef} (timed alone)",
                      recall([{str(i) for i in h} for h in found]), "n/a", speed, build))
-
-    print(f"\n{name}: {n} vectors × {x.shape[1]} dims, {len(q)} queries (single thread)")
-    print("| system | recall@10 vs exact | vectors scored | queries/s | × exact | build s |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for label, rec, share, speed, build in rows:
-        print(f"| {label} | {rec:.3f} | {share} | {speed:.0f} | {speed / exact_qps:.1f} | {build:.1f} |")
+    return rows
 
 
 def parse_configs(text: str) -> list[tuple[int, int, int, int]]:
@@ -161,13 +168,13 @@ def main() -> None:
     ap.add_argument("--configs", default="10,8,0;32,12,4;32,12,4,250",
                     help="LSH 'tables,bits,multiprobe[,rerank]' separated by ';'")
     ap.add_argument("--scifact-configs", default="10,8,0;10,8,2;16,10,3")
-    ap.add_argument("--ef", default="32,64", help="HNSW efSearch values")
+    ap.add_argument("--ef", default="32,64", help="HNSW efSearch values ('' = no HNSW rows)")
     ap.add_argument("--store", default=None, help="BEIR store with MiniLM vectors (adds the SciFact rows)")
     ap.add_argument("--data", default=None)
     ap.add_argument("--split", default="train")
     ap.add_argument("--model", default="minilm")
     args = ap.parse_args()
-    ef = [int(v) for v in args.ef.split(",")]
+    ef = [int(v) for v in filter(None, args.ef.split(","))]
     if args.store:
         x, q = scifact_vectors(args.store, args.data, args.split, args.model)
         bench(f"SciFact ({args.split} queries, MiniLM vectors)", x, q, parse_configs(args.scifact_configs), ef)
