@@ -61,11 +61,11 @@ def _age(store_path: Path, job_id: str, seconds: float) -> None:
 
 def test_a_live_owner_keeps_its_job_through_many_leases(tmp_path):
     runner = Blocking()
-    owner, other = _workers(tmp_path / "hub.db", runner)
+    owner, other = _workers(tmp_path / "hub.db", runner, lease=2.0)
     job_id = owner.submit("ann", "q?", 1, None)["job_id"]
     assert runner.started.wait(30)
     first = _wait_status(other, job_id, "ann", "running")
-    time.sleep(2.5)  # 2.5 leases: only the heartbeat keeps the row fresh
+    time.sleep(5.0)  # 2.5 leases: only the heartbeat keeps the row fresh
     assert other.expire() == 0
     later = other.get(job_id, "ann")
     assert later is not None and later["status"] == "running" and later["updated_at"] > first["updated_at"]
@@ -175,7 +175,7 @@ def search():
     s.close()
 
 
-LEASE = 2
+LEASE = 3  # s; heartbeats every 0.75 s: a live owner must miss four in a row to lose a job
 
 
 def _poll(c: Any, url: str, who: dict[str, str], until: Any, timeout: float = 90) -> dict[str, Any]:
@@ -229,6 +229,6 @@ def test_a_killed_worker_s_job_is_failed_by_another_server(tmp_path, search):
             a.proc.wait()
             state = _poll(c, url, owner, lambda s: s["status"] != "running")
         assert (state["status"], state["error"], state["report"]) == ("failed", lease_error(LEASE), None)
-        assert state["error"] == "worker died: no heartbeat for 2 s (serve.research_lease_seconds); re-submit the job."
+        assert state["error"] == "worker died: no heartbeat for 3 s (serve.research_lease_seconds); re-submit the job."
     finally:
         a.__exit__()
