@@ -174,6 +174,10 @@ class AnswerConfig:
     rewriter: Literal["subject", "seed"] = "subject"
     # Optional LLM judge of answerability (ragbench.answer.judge): a chat model name such as "llama"; "" = off.
     judge: str = ""
+    # A graded judge (P(yes) from a local model's next-token distribution) accepts at this value or above.
+    judge_min_yes: float = 0.5
+    # "verdict": judge the finished answer; "rerank": judge each retrieved passage, keep those accepted (best first).
+    judge_mode: Literal["verdict", "rerank"] = "verdict"
     # Prompt-injection quarantine (ragbench.answer.quarantine): flagged paragraphs are redacted from retrieved
     # chunks before the model, the grounding and the citations see them.
     quarantine: bool = True
@@ -326,6 +330,7 @@ FIELD_RANGES.update({
     "answer.candidate_k": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
+    "answer.judge_min_yes": "[0, 1]",
     "answer.llm_timeout": "(0, inf)", "answer.llm_max_retries": "[0, inf)", "answer.daily_limit_usd": "[0, inf)",
     "answer.daily_request_limit": "[0, inf)", "answer.daily_token_limit": "[0, inf)",
     "eerag.top_k": "[1, inf)", "eerag.elect_threshold": "[-1, 1]", "eerag.margin": "[0, inf)",

@@ -2,10 +2,18 @@
 
 The extractive reader and the answerability check (:mod:`ragbench.answer.answerability`) use explainable text
 signals only; a generative model can tell "answers" from "is about" better (the P1 target quoted for a P4
-question). With ``answer.judge`` set to a chat model name (``llama`` for the local Qwen2.5-Coder-1.5B), the
-service asks it, after grounding and the answerability check, with the versioned template ``rag.judge@v1``; a reply
-that does not start with YES turns the answer into the refusal ``judge-rejected``. The judge sees the question
-and the answer's (quarantine-cleaned) sentences only, never instructions from documents.
+question). With ``answer.judge`` set to a chat model name (``llama`` for the local Qwen2.5-Coder-1.5B), the service
+asks it, after grounding and the answerability check, with the versioned template ``rag.judge@v2``: the answer's
+(quarantine-cleaned) sentences with the titles of the documents they come from, the standalone question, and
+"Does the TEXT answer the QUESTION? Reply YES or NO." A model that exposes its next-token distribution
+(``yes_probability``: the local llama.cpp models) gives a graded verdict, P(yes) / (P(yes) + P(no)), accepted at
+``answer.judge_min_yes`` or above — a threshold chosen on one golden set and reported on the other
+(docs/answers.md); any other model is read greedily (a reply starting with YES accepts). A failing judge accepts:
+the other checks stand. ``answer.judge_mode``: ``verdict`` (default) judges the finished answer; ``rerank``
+judges every retrieved passage before the reader and passes on only those it accepts, best first, with P(yes) as
+their score — a reader that finds the answering sentence among near-topic ones, and refuses when none is accepted.
+``rag.judge@v1`` (greedy, "about exactly the same thing") is kept in stores that have it
+but is no longer the default: it rejected most right answers to paraphrased questions.
 """
 from __future__ import annotations
 
@@ -14,12 +22,18 @@ from dataclasses import dataclass
 
 from ..errors import ModelError, NetworkError
 from ..llm.base import ChatModel
-from ..schema import Message
+from ..schema import Hit, Message
 from .prompts import PromptRegistry
 
 JUDGE_NAME = "rag.judge"
-JUDGE_VERSION = "v1"
-JUDGE_BODY = """You check answers of a company assistant.
+JUDGE_VERSION = "v2"
+JUDGE_BODY = """TEXT {context}
+
+QUESTION: {question}
+
+Does the TEXT answer the QUESTION? Reply YES or NO."""
+#: The first judge template (greedy verdicts), kept so stores that registered it still resolve.
+JUDGE_BODY_V1 = """You check answers of a company assistant.
 QUESTION: {question}
 
 ANSWER (quoted from company documents):
@@ -31,28 +45,55 @@ place and time)? An answer about a similar but different thing is NO. Reply with
 
 @dataclass(frozen=True)
 class Verdict:
-    """The judge's reply: ``accepted`` when it starts with YES (a model failure accepts: the other checks stand)."""
+    """The judge's verdict: ``accepted``; ``p_yes`` for graded judges (else ``None``); ``reply`` for greedy ones;
+    ``error`` when the judge failed (a failure accepts: the other checks stand)."""
 
     accepted: bool
     reply: str
     error: str | None = None
+    p_yes: float | None = None
+
+
+def judge_context(sentences: Sequence[str], sources: Sequence[str] = ()) -> str:
+    """The TEXT block: ``(from <titles>):`` then one answer sentence per line."""
+    lines = "\n".join(s.strip() for s in sentences if s.strip())
+    titles = "; ".join(dict.fromkeys(t.strip() for t in sources if t.strip()))
+    return f"(from {titles}):\n{lines}" if titles else f":\n{lines}"
 
 
 class AnswerJudge:
-    """Asks ``model`` whether an answer answers a question (template ``rag.judge@v1`` in the store's registry)."""
+    """Asks ``model`` whether an answer answers a question (template ``rag.judge@v2`` in the store's registry)."""
 
-    def __init__(self, model: ChatModel, registry: PromptRegistry) -> None:
+    def __init__(self, model: ChatModel, registry: PromptRegistry, min_yes: float = 0.5) -> None:
         self.model = model
         self.registry = registry
+        self.min_yes = float(min_yes)
 
     def template(self):
         current = self.registry.active(JUDGE_NAME)
-        return current if current is not None else self.registry.register(JUDGE_NAME, JUDGE_VERSION, JUDGE_BODY)
+        if current is None or (current.version == "v1" and current.body == JUDGE_BODY_V1):
+            return self.registry.register(JUDGE_NAME, JUDGE_VERSION, JUDGE_BODY)
+        return current
 
-    def judge(self, question: str, sentences: Sequence[str]) -> Verdict:
-        prompt = self.template().render("\n".join(s.strip() for s in sentences if s.strip()), question.strip())
+    def judge(self, question: str, sentences: Sequence[str], sources: Sequence[str] = ()) -> Verdict:
+        prompt = self.template().render(judge_context(sentences, sources), question.strip())
+        messages = [Message("user", prompt)]
+        graded = getattr(self.model, "yes_probability", None)
         try:
-            reply = self.model.complete([Message("user", prompt)]).text.strip()
+            if callable(graded):
+                p = float(graded(messages))
+                return Verdict(p >= self.min_yes, f"P(yes)={p:.4f}", p_yes=p)
+            reply = self.model.complete(messages).text.strip()
         except (ModelError, NetworkError) as exc:
             return Verdict(True, "", f"{type(exc).__name__}: {exc}")
         return Verdict(reply.upper().startswith("YES"), reply)
+
+    def rank(self, question: str, hits: Sequence[Hit]) -> list[tuple[Hit, float]]:
+        """Each passage judged on its own (its text, its document's title): ``(hit, P(yes))`` best first, ties in
+        retrieval order. A greedy judge scores 1.0 (YES) or 0.0; a failing one 1.0 (the reader decides)."""
+        scored = []
+        for i, h in enumerate(hits):
+            v = self.judge(question, [h.text], [h.title])
+            p = v.p_yes if v.p_yes is not None else (1.0 if v.accepted else 0.0)
+            scored.append((-p, i, h, p))
+        return [(h, p) for _, _, h, p in sorted(scored, key=lambda t: (t[0], t[1]))]

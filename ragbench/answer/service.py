@@ -129,7 +129,7 @@ class AnsweringService:
         self._term_weights: PermittedTermWeights | None = None
         self._quarantine: Quarantine | None = None
         self._matcher: WordMatcher | None = None
-        self.judge = AnswerJudge(judge, self.prompts) if judge is not None else None
+        self.judge = AnswerJudge(judge, self.prompts, self.cfg.judge_min_yes) if judge is not None else None
 
     # ------------------------------------------------------------------------------------------ parts
 
@@ -234,6 +234,14 @@ class AnsweringService:
             hits = self.quarantine.redact(hits)  # flagged text never reaches the model, the answer or a citation
         if not hits or max(h.score for h in hits) < self.cfg.min_retrieval_score:
             return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
+        if self.judge is not None and self.cfg.judge_mode == "rerank":
+            # The judge reads each passage against the question; only passages it accepts reach the reader, in
+            # its order and with its P(yes) as their score (the reader weighs passages by score).
+            judged = self.judge.rank(asked, hits)
+            kept = [replace(h, score=p) for h, p in judged if p >= self.judge.min_yes]
+            if not kept:
+                return self._finish(who, tenant, self._refusal(base, "judge-rejected", 0.0, 0, hits))
+            hits = kept
 
         weights = self.term_weights(who)
         focus = question.strip() if asked != question.strip() else None
@@ -271,8 +279,10 @@ class AnsweringService:
             refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                     sentences=report.sentences, **tokens)
             return self._finish(who, tenant, replace(refusal, answerability=check))
-        if self.judge is not None:
-            verdict = self.judge.judge(question, [s.sentence.text for s in report.sentences])
+        if self.judge is not None and self.cfg.judge_mode == "verdict":
+            # The standalone form: a follow-up ("And for a weekend night?") is judged with its carried subject.
+            verdict = self.judge.judge(asked, [s.sentence.text for s in report.sentences],
+                                       [c.title for c in citations])
             if not verdict.accepted:
                 refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
                                         sentences=report.sentences, **tokens)

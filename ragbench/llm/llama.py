@@ -61,6 +61,40 @@ class LlamaCppChatModel(ChatModel):
                                         n_threads=self.n_threads, verbose=False)
         return self._llm
 
+    def yes_probability(self, messages: Sequence[Message]) -> float:
+        """P(first reply token is "yes") / P("yes" or "no"), from the next-token distribution after the chat prompt
+        (the model's own chat template from the GGUF metadata). A graded verdict: a threshold on it can be chosen
+        on one data set and reported on another, where a greedy YES/NO cannot."""
+        if not messages:
+            raise ModelError("no messages to judge. Fix: pass at least one user message.")
+        llm = self._load()
+        from llama_cpp import llama_chat_format
+
+        template = llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ModelError(f"{self.model_id} has no chat template in its GGUF metadata. Fix: use a chat model.")
+        eos = llm.detokenize([llm.token_eos()]).decode("utf-8", "ignore")
+        bos = llm.detokenize([llm.token_bos()]).decode("utf-8", "ignore") if llm.token_bos() >= 0 else ""
+        formatter: Any = llama_chat_format.Jinja2ChatFormatter(template, eos, bos)
+        prompt = formatter(messages=[{"role": m.role, "content": m.content} for m in messages]).prompt
+        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        if len(tokens) >= self.n_ctx:
+            raise ModelError(f"judge prompt of {len(tokens)} tokens exceeds n_ctx {self.n_ctx}. Fix: shorten it.")
+        import numpy as np
+
+        llm.reset()
+        llm.eval(tokens)
+
+        ctx = getattr(llm, "_ctx", None)  # llama-cpp-python keeps no logits without logits_all: read the context's
+        if ctx is None or not hasattr(ctx, "get_logits"):
+            raise ModelError("this llama-cpp-python exposes no next-token logits. Fix: pip install "
+                             "'llama-cpp-python==0.3.*', or use a greedy judge (a model without yes_probability).")
+        logits = np.ctypeslib.as_array(ctx.get_logits(), shape=(llm.n_vocab(),)).astype(np.float64)
+        probs = np.exp(logits - logits.max())
+        yes = sum(probs[t] for w in ("YES", "Yes", "yes") for t in llm.tokenize(w.encode(), add_bos=False)[:1])
+        no = sum(probs[t] for w in ("NO", "No", "no") for t in llm.tokenize(w.encode(), add_bos=False)[:1])
+        return float(yes / (yes + no)) if yes + no > 0 else 0.5
+
     def complete(self, messages: Sequence[Message]) -> Completion:
         if not messages:
             raise ModelError("no messages to answer. Fix: pass at least one user message.")

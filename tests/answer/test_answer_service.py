@@ -164,3 +164,41 @@ def test_chat_session_rewrites_and_keeps_the_original(store):
     with pytest.raises(DataError):
         chat.ask(" ")
     assert len(chat.history) == 4
+
+
+class KeywordJudge:
+    """A graded judge: P(yes) 0.9 when the judged TEXT holds ``word``, else 0.1; records what it was shown."""
+
+    model_id = "keyword-judge"
+
+    def __init__(self, word):
+        self.word, self.prompts = word, []
+
+    def yes_probability(self, messages):
+        self.prompts.append(messages[-1].content)
+        text = messages[-1].content.split("QUESTION:")[0]
+        return 0.9 if self.word in text else 0.1
+
+
+def test_rerank_judge_keeps_only_accepted_passages_and_refuses_when_none(store):
+    import dataclasses
+
+    rec = RecordingChatModel(ExtractiveChatModel())
+    cfg = dataclasses.replace(AnswerConfig(), judge_mode="rerank", judge_min_yes=0.5)
+    judge = KeywordJudge("colleagues")
+    a = service(store, rec, cfg=cfg, judge=judge).answer("Who do I report conduct concerns to?", "hr-user")
+    # every retrieved passage was judged on its own, with its title; only the accepted one reached the reader
+    assert len(judge.prompts) >= 2 and all(p.startswith("TEXT (from ") for p in judge.prompts)
+    passages = rec.calls[-1][-1].meta["rag"]["passages"]
+    assert [(p["n"], p["score"]) for p in passages] == [(1, 0.9)]
+    assert "colleagues" in passages[0]["text"] and [c.doc_id for c in a.citations] == ["conduct"]
+    assert not a.refused
+    # no passage accepted: refused before the reader is called
+    calls = len(rec.calls)
+    none = service(store, rec, cfg=cfg, judge=KeywordJudge("zebra")).answer("Who do I report conduct to?", "hr-user")
+    assert (none.refused, none.refusal_reason, len(rec.calls)) == (True, "judge-rejected", calls)
+    # verdict mode (the default) judges the finished answer once instead
+    vj = KeywordJudge("to HR")
+    v = service(store, cfg=dataclasses.replace(cfg, judge_mode="verdict"), judge=vj).answer(
+        "Who do I report conduct concerns to?", "hr-user")
+    assert len(vj.prompts) == 1 and not v.refused

@@ -37,3 +37,17 @@ def test_answer_llama_answers_refuses_and_leaks_nothing(service):
         assert answers[qid].refused, answers[qid].answer
     secret = golden.question("g051").answer_fact
     assert secret not in answers["g051"].answer and all(secret not in p for p in prompts["g051"])
+
+
+def test_graded_judge_scores_the_answering_text_above_a_near_topic_one(service):
+    from ragbench.answer.judge import AnswerJudge
+    from ragbench.answer.prompts import PromptRegistry
+
+    _, svc = service
+    judge = AnswerJudge(svc.chat_model, PromptRegistry(svc.store), min_yes=0.5)
+    right = judge.judge("How many days of annual leave do full-time staff get?",
+                        ["Full-time employees receive 25 days of annual leave per year."], ["HR: Annual leave"])
+    near = judge.judge("How often should my ferret be vaccinated?",
+                       ["Rabbits can be vaccinated from 5 weeks of age."], ["Vaccinations"])
+    assert right.p_yes is not None and near.p_yes is not None
+    assert right.accepted and right.p_yes > 0.9 and near.p_yes < right.p_yes
