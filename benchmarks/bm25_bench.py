@@ -65,7 +65,7 @@ def main() -> None:
     ap.add_argument("--hit-costs", action="store_true",
                     help="also break search()'s time at k=100 down: Hit building, garbage collector")
     ap.add_argument("--gc-freeze", action="store_true",
-                    help="gc.freeze() after every index is built, before the timing (what a long-running server can do)")
+                    help="gc.freeze() once every index is built, before the timing (as a long-running server may)")
     args = ap.parse_args()
 
     ds = load_beir(args.data_dir, args.split)
