@@ -116,6 +116,7 @@ def test_eval_golden_default_model_with_answers(tmp_path, capsys):
 def test_answer_phase_progress_is_on_stderr_and_quiet_silences_it(tmp_path, capsys, monkeypatch, quiet):
     """An answer system that takes ``show_progress`` gets the command's setting: its bar over the questions it
     answers goes to stderr (one tick per question), --quiet silences it, and --json keeps stdout one JSON line."""
+    pytest.importorskip("matplotlib")  # eval golden draws its result chart (the track extra)
     from tqdm.auto import tqdm
 
     calls: list[tuple[bool, int]] = []
