@@ -226,6 +226,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
     kind = expected_type(question)
+    found = has_type(" ".join(sentences), kind, question)
     evidence_text = " . ".join([*sentences, *titles])
     answer_terms = term_set(evidence_text)
     terms = salient_terms(query)
@@ -233,8 +234,6 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
 
     def weight(t: str) -> float:
         return weights(t) * (1.0 if t in own else 0.5)
-
-    found = has_type(" ".join(sentences), kind, question)
 
     cov = coverage_weighted(terms, answer_terms, weight)
     surface = content_words(query)

@@ -27,7 +27,6 @@ PRONOUNS = frozenset({"it", "this", "that", "they", "them", "these", "those", "h
 #: ``Message.meta`` key under which a chat session keeps a user turn's standalone (rewritten) form.
 QUERY_META = "query"
 CONTINUATIONS = ("and ", "also ", "what about ")
-REWRITERS = ("subject", "seed")
 _WORD = re.compile(r"[^\W_]+")
 _TRAIL = "?.! \t\r\n"
 
@@ -53,8 +52,7 @@ def rewrite(query: str, history: Sequence[Message]) -> str:
         return q
     # The previous turn's standalone form (when the session kept it) carries the chain's subject forward, so a
     # third turn still knows what the first one was about.
-    last = next((m for m in reversed(history) if m.role == "user"), None)
-    previous = "" if last is None else str((last.meta or {}).get(QUERY_META) or last.content).strip()
+    previous = previous_query(history)
     if not previous:
         return q
     words = {w.lower() for w in _WORD.findall(q)}

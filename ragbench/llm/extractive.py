@@ -58,13 +58,15 @@ _HOW_MUCH = re.compile(_Q_LEAD + r"how\s+much\b", re.IGNORECASE)
 _HOW_NUMBER = re.compile(r"\bhow\s+(?:many|long|often|far|soon|quickly|fast|old|frequently|big|large|high|low)\b"
                          r"|\b(?:minimum|maximum|number\s+of)\b", re.IGNORECASE)
 _WHAT = re.compile(_Q_LEAD + r"(?:what|which)\b", re.IGNORECASE)
-#: "What is the phone number …", "What temperature …": nouns whose value is a number or a measured quantity.
-_MEASURE_Q = re.compile(r"\b(?:(?:phone|telephone|fax|extension|account|reference|ticket|serial|contact)\s+number"
-                        r"|temperature|distance|weight|height|capacity|speed|headcount|quantity)\b", re.IGNORECASE)
+#: "What is the ticket number …", "What distance …": nouns whose value is a number or a measured quantity (phone
+#: numbers and temperatures have shapes of their own, below).
+_MEASURE_Q = re.compile(r"\b(?:(?:extension|account|reference|ticket|serial)\s+number"
+                        r"|distance|weight|height|capacity|speed|headcount|quantity)\b", re.IGNORECASE)
 #: Measured nouns with a value of a recognisable shape: a phone number is a run of digits, not any number (a
 #: street address "3 Orchard Parade" is no phone number); a temperature carries degrees.
 _PHONE_Q = re.compile(r"\b(?:phone|telephone|fax|mobile|contact)\s+number\b", re.IGNORECASE)
 _TEMPERATURE_Q = re.compile(r"\btemperatures?\b", re.IGNORECASE)
+_HOW_HOT = re.compile(r"\bhow\s+(?:hot|cold|warm)\b", re.IGNORECASE)
 _PHONE = re.compile(r"\+?\(?\d[\d ()./-]{5,}\d")
 _TEMPERATURE = re.compile(r"°|\bdegrees?\b|\b\d+(?:\.\d+)?\s?[CF]\b")
 #: A rate is a percentage or an amount per unit ("€0.39 per kilometre", "£12/hour").
@@ -109,7 +111,7 @@ def expected_type(question: str) -> str | None:
         return MONEY if words & MONEY_WORDS else NUMBER
     if _WHAT.search(q) and _PHONE_Q.search(q):
         return PHONE
-    if _TEMPERATURE_Q.search(q) and (_WHAT.search(q) or re.search(r"\bhow\s+(?:hot|cold|warm)\b", q, re.I)):
+    if _TEMPERATURE_Q.search(q) and (_WHAT.search(q) or _HOW_HOT.search(q)):
         return TEMPERATURE
     if _HOW_NUMBER.search(q) or (_MEASURE_Q.search(q) and _WHAT.search(q)):
         return NUMBER

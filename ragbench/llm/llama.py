@@ -11,6 +11,8 @@ import importlib
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..assets import smollm2_gguf_path
 from ..errors import ConfigError, ModelError
 from ..schema import Message
@@ -41,6 +43,7 @@ class LlamaCppChatModel(ChatModel):
         self.max_tokens = max_tokens
         self.n_threads = n_threads
         self._llm: Any = None
+        self._judging: tuple[Any, list[int], list[int]] | None = None  # chat formatter, "yes" and "no" token ids
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
@@ -68,32 +71,40 @@ class LlamaCppChatModel(ChatModel):
         if not messages:
             raise ModelError("no messages to judge. Fix: pass at least one user message.")
         llm = self._load()
-        from llama_cpp import llama_chat_format
-
-        template = llm.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise ModelError(f"{self.model_id} has no chat template in its GGUF metadata. Fix: use a chat model.")
-        eos = llm.detokenize([llm.token_eos()]).decode("utf-8", "ignore")
-        bos = llm.detokenize([llm.token_bos()]).decode("utf-8", "ignore") if llm.token_bos() >= 0 else ""
-        formatter: Any = llama_chat_format.Jinja2ChatFormatter(template, eos, bos)
+        formatter, yes_ids, no_ids = self._judge_parts(llm)
         prompt = formatter(messages=[{"role": m.role, "content": m.content} for m in messages]).prompt
         tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
         if len(tokens) >= self.n_ctx:
             raise ModelError(f"judge prompt of {len(tokens)} tokens exceeds n_ctx {self.n_ctx}. Fix: shorten it.")
-        import numpy as np
-
         llm.reset()
         llm.eval(tokens)
-
         ctx = getattr(llm, "_ctx", None)  # llama-cpp-python keeps no logits without logits_all: read the context's
         if ctx is None or not hasattr(ctx, "get_logits"):
             raise ModelError("this llama-cpp-python exposes no next-token logits. Fix: pip install "
                              "'llama-cpp-python==0.3.*', or use a greedy judge (a model without yes_probability).")
         logits = np.ctypeslib.as_array(ctx.get_logits(), shape=(llm.n_vocab(),)).astype(np.float64)
         probs = np.exp(logits - logits.max())
-        yes = sum(probs[t] for w in ("YES", "Yes", "yes") for t in llm.tokenize(w.encode(), add_bos=False)[:1])
-        no = sum(probs[t] for w in ("NO", "No", "no") for t in llm.tokenize(w.encode(), add_bos=False)[:1])
-        return float(yes / (yes + no)) if yes + no > 0 else 0.5
+        yes, no = float(probs[yes_ids].sum()), float(probs[no_ids].sum())
+        return yes / (yes + no) if yes + no > 0 else 0.5
+
+    def _judge_parts(self, llm: Any) -> tuple[Any, list[int], list[int]]:
+        """The chat formatter of the GGUF's own template and the first token ids of "yes"/"no" in their usual
+        casings, built once per loaded model."""
+        if self._judging is None:
+            from llama_cpp import llama_chat_format
+
+            template = llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise ModelError(f"{self.model_id} has no chat template in its GGUF metadata. Fix: use a chat model.")
+            eos = llm.detokenize([llm.token_eos()]).decode("utf-8", "ignore")
+            bos = llm.detokenize([llm.token_bos()]).decode("utf-8", "ignore") if llm.token_bos() >= 0 else ""
+
+            def first_ids(words: Sequence[str]) -> list[int]:
+                return sorted({llm.tokenize(w.encode(), add_bos=False)[0] for w in words})
+
+            self._judging = (llama_chat_format.Jinja2ChatFormatter(template, eos, bos),
+                             first_ids(("YES", "Yes", "yes")), first_ids(("NO", "No", "no")))
+        return self._judging
 
     def complete(self, messages: Sequence[Message]) -> Completion:
         if not messages:
