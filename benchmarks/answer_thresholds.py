@@ -5,8 +5,8 @@ coverage`` and ``_min_similarity`` at 1.0, so that every answer that passes the 
 and its soft coverage and similarity are recorded). A threshold pair then decides offline: refused ⇔ refused
 for another reason, or soft coverage < c and similarity < s. The grid (c in 0–1 step 0.05, s in 0.20–0.94 step
 0.02) is searched for refusal accuracy on each set alone and on both pooled; every pair reaching the best
-accuracy is a choice (small sets have flat optima), and each is reported on every set. ``--ranks`` adds where dense retrieval puts the first chunk holding
-an answerable question's fact (top 1 / top 5, per slice).
+accuracy is a choice (small sets have flat optima), and each is reported on every set. ``--ranks`` adds where
+dense retrieval puts the first chunk holding an answerable question's fact (top 1 / top 5, per slice).
 
     python benchmarks/answer_thresholds.py --data data/golden data/golden_alderbrook [--ranks]
 """
