@@ -3,7 +3,7 @@ retrieval stack, the chat models and the seed systems can all name them without 
 
 * ``Chunker.chunk(document) -> list[Chunk]``;
 * ``Embedder.embed(texts) -> float32 (n, dim)``, each row L2-normalised (a zero row stays zero);
-* ``Retriever.index(chunks, acls, titles)`` then ``.search(query, k, principal) -> list[Hit]``; ACLs are enforced
+* ``Retriever.index(chunks, acls, titles)`` then ``.search(query, k, principal) -> Sequence[Hit]``; ACLs are enforced
   *before* scoring, so a forbidden chunk never influences ranks, normalisation or fusion (``principal=None`` is an
   unrestricted caller);
 * ``ChatModel.complete(messages) -> Completion``.
@@ -121,8 +121,9 @@ class Retriever(Params, ABC):
         (a document missing from ``acls`` is visible only to unrestricted callers). Returns ``self``."""
 
     @abstractmethod
-    def search(self, query: str, k: int = 10, principal: Principal | None = None) -> list[Hit]:
-        """Top ``k`` chunks the principal may read, best first, ranks from 0."""
+    def search(self, query: str, k: int = 10, principal: Principal | None = None) -> Sequence[Hit]:
+        """Top ``k`` chunks the principal may read, best first, ranks from 0: a list, or a lazy
+        :class:`~ragbench.retrieval.hits.Hits` (BM25, dense) — a read-only sequence; ``list(...)`` to change it."""
 
     def run(self, queries: Any, k: int = 100, principal: Principal | None = None,
             show_progress: bool = False) -> Any:

@@ -37,10 +37,11 @@ import scipy.sparse as sp
 from tqdm.auto import tqdm
 
 from ..errors import ConfigError
-from ..schema import Acl, Chunk, Hit, Principal
+from ..schema import Acl, Chunk, Principal
 from ..text import Tokenizer
 from .base import Retriever
 from .chunk_table import ChunkTable, check_k, top_k
+from .hits import Hits
 
 
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
@@ -323,6 +324,8 @@ class BM25Retriever(Retriever):
         rows, scores = top_k(None, summed, k, positive=True)
         return rows, (scores + absent if absent else scores)
 
-    def search(self, query: str, k: int = 10, principal: Principal | None = None) -> list[Hit]:
+    def search(self, query: str, k: int = 10, principal: Principal | None = None) -> Hits:
+        """The top ``k`` as a lazy :class:`~ragbench.retrieval.hits.Hits`: :meth:`topk`'s arrays, each Hit built
+        on first read (``.rows`` / ``.scores`` give the arrays)."""
         rows, scores = self.topk(query, k, principal)
         return self.table.hits(rows, scores)

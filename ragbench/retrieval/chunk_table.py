@@ -6,12 +6,13 @@ ACLs, so a principal's mask costs one ``Acl.allows`` call per distinct ACL plus 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..schema import Acl, Chunk, Hit, Principal
+from .hits import Fields, Hits, make_hit
 
 #: ACL code of a chunk whose document has no ACL: visible to unrestricted callers only.
 NO_ACL = -1
@@ -28,7 +29,7 @@ class ChunkTable:
         self._acl_code: dict[Acl, int] = {}
         self._codes = np.empty(0, dtype=np.int32)
         # row → the Hit fields that do not depend on the query: (chunk_id, doc_id, text, title, start, end)
-        self._fields: list[tuple[str, str, str, str, int, int]] = []
+        self._fields: list[Fields] = []
         self._docs: set[str] = set()  # doc ids with at least one row (to know when a title change touches rows)
 
     def __len__(self) -> int:
@@ -85,59 +86,18 @@ class ChunkTable:
         # NO_ACL (-1) indexes the trailing False: a document without an ACL is hidden from principals.
         return allowed[self._codes]
 
-    def hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
-        """Hits for ``rows`` (already in rank order) with their ``scores``: complete, ordinary :class:`Hit`
-        objects, equal to ``Hit(chunk_id, doc_id, score, rank, text, title, start, end)``.
-
-        Built in one pass from the per-row field tuples prepared at index time. Each object is allocated as a
-        :class:`_HitBuilder` (Hit's exact slot layout, without the frozen ``__setattr__``), its eight slots are
-        filled with plain attribute stores, and its class is then set to :class:`Hit`: from there on it is a
-        frozen Hit like any other. The dataclass ``__init__`` writes each field through ``object.__setattr__``
-        instead (the frozen class forbids plain assignment), ~1 µs a hit: at k = 100, more than the BM25 query.
-        """
-        fields = self._fields
-        new = object.__new__
-        out: list[Any] = []
-        append = out.append
-        for rank, (r, s) in enumerate(zip(rows.tolist(), scores.tolist())):
-            h = new(_HitBuilder)
-            h.chunk_id, h.doc_id, h.text, h.title, h.start, h.end = fields[r]
-            h.score = s
-            h.rank = rank
-            h.__class__ = Hit  # type: ignore[assignment]  # same layout (checked by Python): now a frozen Hit
-            append(h)
-        return out
+    def hits(self, rows: np.ndarray, scores: np.ndarray) -> Hits:
+        """The hits for ``rows`` (already in rank order) with their ``scores``, as a lazy :class:`Hits` (O(1) to
+        create; each ordinary, frozen :class:`Hit` equal to ``Hit(chunk_id, doc_id, score, rank, text, title,
+        start, end)`` is built on first read). ``.tolist()`` gives an eager list."""
+        return Hits(self._fields, rows, scores)
 
 
 def rescored(ranked: Iterable[tuple[Hit, float]]) -> list[Hit]:
     """Copies of the hits with new scores and ranks 0, 1, … in the given order (every other field kept), built
     like :meth:`ChunkTable.hits`; equal to ``dataclasses.replace(hit, score=score, rank=rank)``."""
-    new = object.__new__
-    out: list[Any] = []
-    append = out.append
-    for rank, (h, s) in enumerate(ranked):
-        b = new(_HitBuilder)
-        b.chunk_id, b.doc_id, b.text, b.title, b.start, b.end = h.chunk_id, h.doc_id, h.text, h.title, h.start, h.end
-        b.score = float(s)
-        b.rank = rank
-        b.__class__ = Hit  # type: ignore[assignment]  # see ChunkTable.hits
-        append(b)
-    return out
-
-
-class _HitBuilder:
-    """A not-yet-frozen :class:`Hit`: the same slots, so Python allows turning it into a Hit by ``__class__``
-    assignment once every field is written (see :meth:`ChunkTable.hits`). Never escapes this module."""
-
-    __slots__ = Hit.__slots__  # set by @dataclass(slots=True)
-    chunk_id: str
-    doc_id: str
-    score: float
-    rank: int
-    text: str
-    title: str
-    start: int
-    end: int
+    return [make_hit((h.chunk_id, h.doc_id, h.text, h.title, h.start, h.end), float(s), rank)
+            for rank, (h, s) in enumerate(ranked)]
 
 
 def check_k(k: int) -> None:

@@ -120,17 +120,18 @@ class DenseRetriever(Retriever):
             return np.arange(len(self.table)), matvec(self.vectors, qvec)
         return rows, matvec(self.vectors[rows], qvec)
 
-    def search(self, query: str, k: int = 10, principal: Principal | None = None) -> list[Hit]:
+    def search(self, query: str, k: int = 10, principal: Principal | None = None) -> Sequence[Hit]:
+        """The top ``k`` (a lazy :class:`~ragbench.retrieval.hits.Hits` for exact search)."""
         check_k(k)
         if not query.strip() or len(self.table) == 0:
-            return []
+            return self.table.hits(np.empty(0, dtype=np.int64), np.empty(0))
         return self.search_vector(self.embed_query(query), k, principal)
 
-    def search_vector(self, qvec: np.ndarray, k: int = 10, principal: Principal | None = None) -> list[Hit]:
+    def search_vector(self, qvec: np.ndarray, k: int = 10, principal: Principal | None = None) -> Sequence[Hit]:
         """Search with an already embedded (unit) query vector."""
         check_k(k)
         if len(self.table) == 0:
-            return []
+            return self.table.hits(np.empty(0, dtype=np.int64), np.empty(0))
         rows, scores = self.score_rows(np.asarray(qvec, dtype=np.float32), principal)
         rows, scores = top_k(rows, scores.astype(np.float64), k)
         return self.table.hits(rows, scores)

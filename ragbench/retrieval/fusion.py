@@ -19,6 +19,7 @@ from ..schema import Acl, Chunk, Hit, Principal
 from ..text import overlap_ratio, tokenize
 from .base import Retriever
 from .chunk_table import check_k, rescored
+from .hits import Hits
 
 
 def weighted_rrf(rankings: Sequence[Sequence[str]], weights: Sequence[float], k: float = 60) -> dict[str, float]:
@@ -172,18 +173,35 @@ class HybridRetriever(Retriever):
         cand = max(self.candidate_k, k)
         kw = self.keyword.search(query, cand, principal)
         dn = self.vector.search(query, cand, principal)
-        by_id: dict[str, Hit] = {}
-        for h in kw + dn:
-            by_id.setdefault(h.chunk_id, h)  # first occurrence, keyword hits first
-        self.last_candidates = len(by_id)
+        # Fusion needs ids and scores only: lazy Hits give them from their arrays, and only the k fused hits
+        # (and the texts the re-rank reads) are ever built.
+        kw_ids, dn_ids = _chunk_ids(kw), _chunk_ids(dn)
+        where: dict[str, tuple[Sequence[Hit], int]] = {}
+        for part, ids in ((kw, kw_ids), (dn, dn_ids)):
+            for i, cid in enumerate(ids):
+                where.setdefault(cid, (part, i))  # first occurrence, keyword hits first
+        self.last_candidates = len(where)
         weights = self.weights
         if self.adaptive > 0:
             weights = (weights[0] * keyword_coverage(query, kw) ** self.adaptive, weights[1])
         if self.method == "convex":
-            fused = convex([[(h.chunk_id, h.score) for h in kw], [(h.chunk_id, h.score) for h in dn]], weights)
+            fused = convex([list(zip(kw_ids, _scores(kw))), list(zip(dn_ids, _scores(dn)))], weights)
         else:
-            fused = weighted_rrf([[h.chunk_id for h in kw], [h.chunk_id for h in dn]], weights, self.rrf_k)
+            fused = weighted_rrf([kw_ids, dn_ids], weights, self.rrf_k)
         if self.rerank:
-            fused = lexical_rerank(query, fused, {i: h.text for i, h in by_id.items()}, self.rerank_weight,
-                                   self._token_sets)
-        return rescored((by_id[cid], score) for cid, score in list(fused.items())[:k])
+            texts = {cid: part[i].text for cid, (part, i) in where.items()}
+            fused = lexical_rerank(query, fused, texts, self.rerank_weight, self._token_sets)
+        return rescored((_at(where[cid]), score) for cid, score in list(fused.items())[:k])
+
+
+def _chunk_ids(hits: Sequence[Hit]) -> list[str]:
+    return hits.chunk_ids() if isinstance(hits, Hits) else [h.chunk_id for h in hits]
+
+
+def _scores(hits: Sequence[Hit]) -> list[float]:
+    """The hits' scores (from a Hits' array: the same floats its Hits carry)."""
+    return hits.scores.tolist() if isinstance(hits, Hits) else [h.score for h in hits]
+
+
+def _at(where: tuple[Sequence[Hit], int]) -> Hit:
+    return where[0][where[1]]
