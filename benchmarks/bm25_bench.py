@@ -5,8 +5,10 @@ none by default) and k1 = 1.5, b = 0.75.
 Documents are ``title + " " + text``. Quality: nDCG@10 / R@100 of the top-100 run (ragbench.eval.metrics,
 trec_eval-equal). Speed: queries per second of one pass over the split's queries, single process, query
 tokenisation included for every system, timed in interleaved blocks of 25 queries so that every system sees the
-same background load (the CPU is shared); bm25s runs its sequential path (``n_threads=0``). ``--hit-costs`` adds a
-breakdown of ``search()`` at k = 100 (Hit building, garbage collector).
+same background load (the CPU is shared); bm25s runs its sequential path (``n_threads=0``). ``search()`` returns a
+lazy ``Hits`` (each Hit built on first read), so it is timed as returned, with its first 10 hits read, and with
+every hit read (``list(hits)``: what an eager list of Hits cost). ``--hit-costs`` adds a breakdown of a full read
+at k = 100 (Hit building, garbage collector).
 
     python benchmarks/bm25_bench.py /work/shared/data/beir_scifact --split train
 """
@@ -144,7 +146,9 @@ def main() -> None:
     for k in (10, 100):
         qps[str(k)] = interleaved_qps({
             "ours-arrays": lambda b, k=k: [ours.topk(q, k) for q in b],
-            "ours-hits": lambda b, k=k: [ours.search(q, k) for q in b],
+            "ours-lazy": lambda b, k=k: [ours.search(q, k) for q in b],
+            "ours-read10": lambda b, k=k: [[h.chunk_id for h in ours.search(q, k)[:10]] for q in b],
+            "ours-list": lambda b, k=k: [list(ours.search(q, k)) for q in b],
             "bm25s": lambda b, k=k: bm25s_run(b, k),
         }, queries, args.repeats)
     okapi_qps = None
@@ -163,9 +167,14 @@ def main() -> None:
           f"({os.cpu_count()} CPUs)")
     print(f"\n| queries/s (interleaved, {args.repeats} passes) | k=10 | k=100 |\n|---|---:|---:|")
     for name, label in (("ours-arrays", "ragbench BM25Retriever.topk (arrays)"),
-                        ("ours-hits", "ragbench BM25Retriever.search (Hit objects)"),
+                        ("ours-lazy", "ragbench BM25Retriever.search (lazy Hits, as returned)"),
+                        ("ours-read10", "ragbench search(), first 10 hits read"),
+                        ("ours-list", "ragbench list(search()) (every hit read)"),
                         ("bm25s", "bm25s retrieve (arrays)")):
         print(f"| {label} | {qps['10'][name]:.0f} | {qps['100'][name]:.0f} |")
+    print("\nratio to bm25s (k=10 / k=100): " + ", ".join(
+        f"{name} {qps['10'][name] / qps['10']['bm25s']:.2f} / {qps['100'][name] / qps['100']['bm25s']:.2f}"
+        for name in ("ours-arrays", "ours-lazy", "ours-read10", "ours-list")))
     if okapi_qps is not None:
         print(f"| rank-bm25 get_scores + argpartition (100 queries) | | {okapi_qps:.0f} |")
     if args.hit_costs:
@@ -173,9 +182,10 @@ def main() -> None:
 
 
 def hit_costs(ours: BM25Retriever, queries: list[str], bm25s_run, repeats: int, k: int = 100) -> None:
-    """Where ``search()``'s time goes at ``k``: µs per query of the array query, of ``search()``, of the same rows
-    turned into Hits by the dataclass constructor and into bare 3-tuples (interleaved with bm25s), then the time
-    the garbage collector spends during ``search()`` (``gc.callbacks``), results kept in blocks of 25 as above."""
+    """Where a full read of ``search()`` costs at ``k``: µs per query of the array query, of ``list(search())``, of
+    the same rows turned into Hits by the dataclass constructor and into bare 3-tuples (interleaved with bm25s),
+    then the time the garbage collector spends during ``list(search())`` (``gc.callbacks``), results kept in blocks
+    of 25 as above."""
     from ragbench.schema import Hit
 
     fields = ours.table._fields
@@ -189,7 +199,7 @@ def hit_costs(ours: BM25Retriever, queries: list[str], bm25s_run, repeats: int, 
 
     qps = interleaved_qps({
         "topk()": lambda b: [ours.topk(q, k) for q in b],
-        "search()": lambda b: [ours.search(q, k) for q in b],
+        "list(search())": lambda b: [list(ours.search(q, k)) for q in b],
         "topk() + Hit(...) constructor": lambda b: [plain(*ours.topk(q, k)) for q in b],
         "topk() + 3-tuples": lambda b: [tuples(*ours.topk(q, k)) for q in b],
         "bm25s": lambda b: bm25s_run(b, k),
@@ -212,12 +222,12 @@ def hit_costs(ours: BM25Retriever, queries: list[str], bm25s_run, repeats: int, 
         t = time.perf_counter()
         for _ in range(repeats):
             for start in range(0, len(queries), 25):
-                [ours.search(q, k) for q in queries[start:start + 25]]
+                [list(ours.search(q, k)) for q in queries[start:start + 25]]
         total = time.perf_counter() - t
     finally:
         gc.callbacks.remove(on_gc)
     n = repeats * len(queries)
-    print(f"search() alone: {1e6 * total / n:.0f} µs per query, of which the garbage collector "
+    print(f"list(search()) alone: {1e6 * total / n:.0f} µs per query, of which the garbage collector "
           f"{1e6 * sum(spent) / n:.0f} µs (generations 0/1/2: {count[0]}/{count[1]}/{count[2]} collections, "
           + "/".join(f"{1e6 * x / n:.1f}" for x in spent) + f" µs per query; {len(gc.get_objects())} tracked objects)")
 

@@ -342,3 +342,11 @@ def test_fusion_over_lazy_hits_equals_fusion_over_lists(options):
             got, expect = lazy.search(q, 10, principal), lists.search(q, 10, principal)
             assert same_bits(got, expect) and len(got) == 10
             assert lazy.last_candidates == lists.last_candidates
+
+
+def test_whole_slice_is_the_result_itself():
+    chunks, acls, titles = corpus()
+    r = BM25Retriever().index(chunks, acls, titles)
+    hits = r.search("alpha r3", 5)
+    assert len(hits) == 5 and hits[:5] is hits and hits[:50] is hits and hits[0:] is hits
+    assert hits[::-1] is not hits and hits[:4] is not hits and hits[:4][:4] == hits[:4]

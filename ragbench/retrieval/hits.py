@@ -90,7 +90,8 @@ class Hits(Sequence[Hit]):
 
     def __init__(self, fields: list[Fields], rows: np.ndarray, scores: np.ndarray) -> None:
         if len(rows) != len(scores):
-            raise ValueError(f"Hits needs one score per row: {len(rows)} rows, {len(scores)} scores.")
+            raise ValueError(f"Hits needs one score per row: {len(rows)} rows, {len(scores)} scores. "
+                             "Fix: pass the rows and scores of one ranking (e.g. topk()'s pair).")
         self._fields = fields
         self._rows = rows
         self._scores = scores
@@ -153,13 +154,16 @@ class Hits(Sequence[Hit]):
         return h
 
     def _slice(self, s: slice) -> "Hits":
+        ranks = self._ranks[s]
+        if ranks == self._ranks:  # the whole result (hits[:k] with k ≥ len): immutable, so itself
+            return self
         if self._cache is None:  # a full result: the slice shares its cache, which must exist first
             self._cache = [None] * len(self._ranks)
         view = object.__new__(Hits)
         view._fields = self._fields
         view._rows = self._rows[s]
         view._scores = self._scores[s]
-        view._ranks = self._ranks[s]
+        view._ranks = ranks
         view._cache = self._cache
         view._list = None
         return view
