@@ -65,7 +65,7 @@ def main() -> None:
     ap.add_argument("--skip-rank-bm25", action="store_true")
     ap.add_argument("--stemmer", default="none", help="none (the source's tokens) or a Snowball algorithm (english)")
     ap.add_argument("--hit-costs", action="store_true",
-                    help="also break search()'s time at k=100 down: Hit building, garbage collector")
+                    help="also break a full read of search() at k=100 down: Hit building, garbage collector")
     ap.add_argument("--gc-freeze", action="store_true",
                     help="gc.freeze() once every index is built, before the timing (as a long-running server may)")
     args = ap.parse_args()
