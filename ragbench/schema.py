@@ -168,7 +168,7 @@ class Hit:
     """One retrieved chunk; ``rank`` counts from 0.
 
     Slotted: a retriever builds up to k of these per query, and a slotted object is one allocation (no instance
-    dict) that the cyclic garbage collector traverses cheaply (see :meth:`ChunkTable.hits`)."""
+    dict) that the cyclic garbage collector traverses cheaply (see :mod:`ragbench.retrieval.hits`)."""
 
     chunk_id: str
     doc_id: str

@@ -95,7 +95,7 @@ class ChunkTable:
 
 def rescored(ranked: Iterable[tuple[Hit, float]]) -> list[Hit]:
     """Copies of the hits with new scores and ranks 0, 1, … in the given order (every other field kept), built
-    like :meth:`ChunkTable.hits`; equal to ``dataclasses.replace(hit, score=score, rank=rank)``."""
+    by :func:`~ragbench.retrieval.hits.make_hit`; equal to ``dataclasses.replace(hit, score=score, rank=rank)``."""
     return [make_hit((h.chunk_id, h.doc_id, h.text, h.title, h.start, h.end), float(s), rank)
             for rank, (h, s) in enumerate(ranked)]
 
