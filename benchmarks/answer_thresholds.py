@@ -102,7 +102,7 @@ def main() -> None:
     chosen["chosen on all pooled"] = choose([r for rows in sets.values() for r in rows])
     for name, pairs in chosen.items():
         at_half = [s for c, s in pairs if c == 0.5]  # coverage 0.5 (the shipped one) where it is among the best
-        print(json.dumps({"thresholds": name, "best_pairs": len(pairs),
+        print(json.dumps({"thresholds": name, "best_pairs": len(pairs), "pairs": pairs,
                           "min_similarity_at_coverage_0.5": at_half,
                           "refusal_accuracy": {d: sorted({round(accuracy(rows, c, s), 3) for c, s in pairs})
                                                for d, rows in sets.items()},

@@ -161,7 +161,7 @@ class AnswerConfig:
     # set (data/golden_alderbrook) and are reported on the bundled one, and vice versa (docs/answers.md).
     answerability: bool = True
     answerability_types: bool = True
-    answerability_min_coverage: float = 0.5
+    answerability_min_coverage: float = 0.55
     answerability_min_similarity: float = 0.62
     answerability_min_word_similarity: float = 0.6
     answerability_conflicts: bool = True
@@ -169,6 +169,9 @@ class AnswerConfig:
     answerability_rarest: bool = False
     # A name or acronym of the question ("Fenwick", "LTIP") that no readable document contains is unanswerable.
     answerability_names: bool = True
+    # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
+    # rota receive …") is extended back to the start of that sentence, up to this many characters; 0 = off.
+    whole_sentences: int = 300
     # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive
     # content words to a follow-up; "seed" is the Enterprise source's rewriter (seed-behaviour 3.9) verbatim.
     rewriter: Literal["subject", "seed"] = "subject"

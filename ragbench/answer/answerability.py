@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..llm.extractive import ANSWER_TYPES, expected_type, has_type
+from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type
 from ..llm.signals import QUESTION_WORDS, conflicts, salient_terms, stem, term_set
 from ..schema import Acl, Principal
 from ..stages import Embedder

@@ -11,6 +11,7 @@ Only post-filtered chunks ever reach the prompt, the answer, the citations, the 
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
@@ -30,6 +31,9 @@ from .budget import AnswerLog, BudgetLedger
 from .citations import Citation, build_citations
 from .grounding import SentenceSupport, verify
 from .prompts import PromptRegistry, PromptTemplate
+
+#: A sentence end (as the reader splits sentences: a full stop before whitespace, or a line break).
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s)|\n")
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +160,9 @@ class AnsweringService:
         for name in ("min_support_sentence", "min_support_ratio", "answerability_min_coverage"):
             if not 0.0 <= getattr(c, name) <= 1.0:
                 raise ConfigError(f"answer.{name} must be in [0, 1], found {getattr(c, name)}.")
+        if c.whole_sentences < 0:
+            raise ConfigError(f"answer.whole_sentences must be ≥ 0 characters, found {c.whole_sentences}. "
+                              "Fix: e.g. 300, or 0 to keep chunks as retrieved.")
         if c.grounding == "embedding" and self.embedder is None:
             raise ConfigError("answer.grounding is 'embedding' but no embedder was given. Fix: pass embedder= "
                               "or set answer.grounding: lexical.")
@@ -188,8 +195,33 @@ class AnsweringService:
                 chunk = self.store.get_chunk(h.chunk_id)
                 if chunk is not None and chunk.doc_id == h.doc_id:
                     h = replace(h, text=h.text or chunk.text, start=chunk.start, end=chunk.end)
-            out.append(h)
+            out.append(self._whole_sentence_start(h))
         return out
+
+    def _whole_sentence_start(self, hit: Hit) -> Hit:
+        """``hit`` extended back to the start of the sentence it opens in (at most ``answer.whole_sentences``
+        characters), so the reader, grounding and citations never see a cut sentence; the added text is from
+        the same document, so it is no more visible than the chunk itself."""
+        limit = self.cfg.whole_sentences
+        if limit <= 0 or hit.start <= 0:
+            return hit
+        doc = self.store.get_document(hit.doc_id)
+        if doc is None or doc.text[hit.start:hit.end] != hit.text:
+            return hit  # not a slice of its stored document: leave it as retrieved
+        before = doc.text[max(0, hit.start - limit):hit.start]
+        head = before.rstrip(" \t")
+        if not head or head.endswith("\n") or (before[-1].isspace() and head[-1] in ".!?"):
+            return hit  # already at a sentence start
+        ends = list(_SENTENCE_END.finditer(before))
+        if not ends and hit.start > limit:
+            return hit  # the sentence starts further back than the limit: leave the chunk as it is
+        cut = ends[-1].end() if ends else 0
+        start = hit.start - len(before) + cut
+        while start < hit.start and doc.text[start].isspace():
+            start += 1
+        if start >= hit.start:
+            return hit
+        return replace(hit, text=doc.text[start:hit.end], start=start)
 
     # ------------------------------------------------------------------------------------------ answering
 

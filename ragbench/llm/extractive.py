@@ -27,8 +27,9 @@ from ..text import count_tokens, normalize_whitespace, tokenize
 from .base import ChatModel, Completion
 from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, split_answer_sentences,
                       strip_markers)
-from .signals import (conflicts, contexts, coverage, paragraph_headings, paragraphs, salient_terms, term_set,
-                      weight_lookup)
+from .answer_types import expected_type, has_type
+from .signals import (conflicts, contexts, coverage, modifier_conflicts, paragraph_headings, paragraphs,
+                      salient_terms, term_set, weight_lookup)
 
 _LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
 _MARKUP = re.compile(r"\*\*|__|`")
@@ -41,109 +42,6 @@ INJECTION = re.compile(
     r"|(?:to|for)\s+(?:any|an|the)\s+(?:ai|llm|language\s+model)\b"
     r"|\bdeveloper\s+mode\b|\bsystem\s+prompt\b|\bjailbreak\b"
     r"|\byou\s+are\s+now\s+(?:in|a|an)\b", re.IGNORECASE)
-
-
-# ------------------------------------------------------------------------------------------ answer types
-# What kind of answer a question asks for, from its question words (a generic English lexicon, not tuned to any
-# corpus). The extractive model prefers sentences holding an answer of that kind; the answering service's
-# answerability check refuses a reply that holds none (ragbench.answer.answerability).
-
-PERSON, MONEY, PERCENT, NUMBER, TIME = "person", "money", "percent", "number", "time"
-PHONE, TEMPERATURE = "phone", "temperature"
-ANSWER_TYPES = (PERSON, MONEY, PERCENT, NUMBER, TIME, PHONE, TEMPERATURE)
-
-_Q_LEAD = r"^(?:(?:and|but|so|then|also|ok|okay)\b[\s,]*)*"
-_WHO = re.compile(_Q_LEAD + r"(?:who|whom|whose)\b|\bname of\b", re.IGNORECASE)
-_HOW_MUCH = re.compile(_Q_LEAD + r"how\s+much\b", re.IGNORECASE)
-_HOW_NUMBER = re.compile(r"\bhow\s+(?:many|long|often|far|soon|quickly|fast|old|frequently|big|large|high|low)\b"
-                         r"|\b(?:minimum|maximum|number\s+of)\b", re.IGNORECASE)
-_WHAT = re.compile(_Q_LEAD + r"(?:what|which)\b", re.IGNORECASE)
-#: "What is the ticket number …", "What distance …": nouns whose value is a number or a measured quantity (phone
-#: numbers and temperatures have shapes of their own, below).
-_MEASURE_Q = re.compile(r"\b(?:(?:extension|account|reference|ticket|serial)\s+number"
-                        r"|distance|weight|height|capacity|speed|headcount|quantity)\b", re.IGNORECASE)
-#: Measured nouns with a value of a recognisable shape: a phone number is a run of digits, not any number (a
-#: street address "3 Orchard Parade" is no phone number); a temperature carries degrees.
-_PHONE_Q = re.compile(r"\b(?:phone|telephone|fax|mobile|contact)\s+number\b", re.IGNORECASE)
-_TEMPERATURE_Q = re.compile(r"\btemperatures?\b", re.IGNORECASE)
-_HOW_HOT = re.compile(r"\bhow\s+(?:hot|cold|warm)\b", re.IGNORECASE)
-_PHONE = re.compile(r"\+?\(?\d[\d ()./-]{5,}\d")
-_TEMPERATURE = re.compile(r"°|\bdegrees?\b|\b\d+(?:\.\d+)?\s?[CF]\b")
-#: A rate is a percentage or an amount per unit ("€0.39 per kilometre", "£12/hour").
-_PER_UNIT = re.compile(r"\d[\d.,]*\s*(?:[a-z]+\s+)?(?:per\b|/\s*[a-z])", re.IGNORECASE)
-_PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
-_WHEN = re.compile(_Q_LEAD + r"(?:when|by\s+when)\b|\bwhat\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
-#: Nouns whose value is an amount of money.
-MONEY_WORDS: frozenset[str] = frozenset(
-    """salary salaries pay wage wages cost costs price prices fee fees charge charges revenue revenues turnover
-    profit profits budget budgets bonus bonuses valuation worth spend spending income earnings remuneration
-    compensation bill bills invoice allowance""".split())
-#: Nouns that name a role, a body of people or a desk (the answer to a *who* question).
-ROLE_WORDS: frozenset[str] = frozenset(
-    """manager managers director directors officer officers controller head lead leader leaders team teams
-    committee board desk executive executives owner owners administrator administrators admin chair chairman
-    chairwoman chairperson counsel ceo cfo coo cto cio ciso hr department supervisor supervisors secretary
-    commander president vp coordinator representative representatives agent agents specialist analyst auditor
-    auditors inspector clerk steward partner partners engineer engineers founder employer mr mrs ms dr
-    receptionist reception""".split())
-_CURRENCY = re.compile(r"[£$€¥₹]|\b(?:pounds?|dollars?|euros?|gbp|usd|eur|pence|yen)\b", re.IGNORECASE)
-_PERCENT = re.compile(r"%|\bper\s*cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
-_NUMBER_WORDS = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty"
-    r"|sixty|hundred|thousand|million|billion|half|twice|once|double|dozen|daily|weekly|fortnightly|monthly"
-    r"|quarterly|annually|yearly|hourly)\b", re.IGNORECASE)
-_TIME_WORDS = re.compile(
-    r"\d|\b(?:january|february|march|april|june|july|august|september|october|november|december|monday"
-    r"|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|weekday|weekdays|morning|afternoon|evening"
-    r"|noon|midday|midnight|tonight|today|tomorrow|yesterday|immediately|daily|weekly|monthly|annually|yearly"
-    r"|years?|months?|weeks?|days?|hours?|minutes?|spring|summer|autumn|winter)\b",
-    re.IGNORECASE)  # "may" is left out: far more often the verb than the month
-_CONDITION = re.compile(r"\b(?:when|whenever|if|once|as soon as|before|after|until|within)\b", re.IGNORECASE)
-
-
-def expected_type(question: str) -> str | None:
-    """The kind of answer ``question`` asks for (one of :data:`ANSWER_TYPES`) or ``None`` when it is open."""
-    q = question.strip()
-    if _WHO.search(q):
-        return PERSON
-    words = set(tokenize(q))
-    if _HOW_MUCH.search(q):
-        return MONEY if words & MONEY_WORDS else NUMBER
-    if _WHAT.search(q) and _PHONE_Q.search(q):
-        return PHONE
-    if _TEMPERATURE_Q.search(q) and (_WHAT.search(q) or _HOW_HOT.search(q)):
-        return TEMPERATURE
-    if _HOW_NUMBER.search(q) or (_MEASURE_Q.search(q) and _WHAT.search(q)):
-        return NUMBER
-    if _PERCENT_Q.search(q):
-        return PERCENT
-    if words & MONEY_WORDS and _WHAT.search(q):
-        return MONEY
-    if _WHEN.search(q):
-        return TIME
-    return None
-
-
-def has_type(text: str, kind: str | None, question: str = "") -> bool:
-    """True when ``text`` contains an answer of ``kind``; a role counts for *who* only when the question does
-    not already name it."""
-    if kind is None:
-        return True
-    if kind == PERSON:
-        return bool((set(tokenize(text)) & ROLE_WORDS) - set(tokenize(question)))
-    if kind == MONEY:
-        return bool(_CURRENCY.search(text))
-    if kind == PERCENT:
-        return bool(_PERCENT.search(text) or _PER_UNIT.search(text))
-    if kind == PHONE:
-        return any(sum(ch.isdigit() for ch in m.group()) >= 6 for m in _PHONE.finditer(text))
-    if kind == TEMPERATURE:
-        return bool(_TEMPERATURE.search(text))
-    if kind == NUMBER:
-        return bool(_NUMBER_WORDS.search(text))
-    if kind == TIME:  # "when must reviewers add security?" is answered by a condition ("when a change …")
-        return bool(_TIME_WORDS.search(text) or _CONDITION.search(text))
-    raise ConfigError(f"unknown answer type {kind!r}; expected one of {list(ANSWER_TYPES)}.")
 
 
 def is_injection(text: str) -> bool:
@@ -332,8 +230,13 @@ class ExtractiveChatModel(ChatModel):
             if relevance <= 0 or relevance < self.min_relevance:
                 continue
             score = (relevance + 0.05) * row.weight
-            if conflicts(focus or question, f"{row.sentence} . {row.context}"):
-                score *= self.conflict_penalty  # answers a sibling of what was asked (P1 for P4, full- for part-time)
+            # Answers a sibling of what was asked (P1 for P4, full- for part-time, annual for bereavement leave).
+            # A modifier conflict must come from the sentence itself: a title's or heading's modifiers describe the
+            # whole section ("suspicious supplier email" under a question about the "fake supplier email").
+            asked = focus or question
+            if conflicts(asked, f"{row.sentence} . {row.context}", modifiers=False) \
+                    or modifier_conflicts(asked, row.sentence):
+                score *= self.conflict_penalty
             cand = _Candidate(score, row.passage.score, row.passage.n, row.index, row.sentence, frozenset(evidence))
             key = row.sentence.lower()
             # Overlapping chunks repeat sentences: keep the better-scored copy (first seen on ties).

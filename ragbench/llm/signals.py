@@ -133,8 +133,6 @@ def conflicts(question: str, evidence: str, modifiers: bool = True) -> list[str]
     only the code and compound rules: without part-of-speech tags a verb can pass for a modifier ("my dog
     *keep* the cone"), so the modifier rule is a ranking signal, not a reason to refuse."""
     out: list[str] = []
-    ev_terms = term_set(evidence)
-    asked = term_set(question)  # a sibling the question itself names is being compared, not confused
     ev_codes = _codes(evidence)
     for prefix, number in sorted(_codes(question)):
         if (prefix, number) in ev_codes or prefix in STOP_WORDS:
@@ -150,8 +148,15 @@ def conflicts(question: str, evidence: str, modifiers: bool = True) -> list[str]
                           if (x == a) != (y == b) and (x, y) not in _compounds(question))
         if siblings:
             out.append(f"{a}-{b}≠{siblings[0]}")
-    if not modifiers:
-        return out
+    return out + modifier_conflicts(question, evidence) if modifiers else out
+
+
+def modifier_conflicts(question: str, evidence: str) -> list[str]:
+    """The modifier rule of :func:`conflicts` alone: the question's head noun under another modifier in
+    ``evidence`` (``bereavement leave`` asked, ``annual leave`` found), the asked modifier absent."""
+    out: list[str] = []
+    ev_terms = term_set(evidence)
+    asked = term_set(question)  # a sibling the question itself names is being compared, not confused
     ev_tokens = [t.lower() for t in _HYPHENATED.findall(_POSSESSIVE.sub("", evidence))]
     for mod, head in modifier_pairs(question):
         if mod in ev_terms:

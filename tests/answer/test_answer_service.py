@@ -202,3 +202,29 @@ def test_rerank_judge_keeps_only_accepted_passages_and_refuses_when_none(store):
     v = service(store, cfg=dataclasses.replace(cfg, judge_mode="verdict"), judge=vj).answer(
         "Who do I report conduct concerns to?", "hr-user")
     assert len(vj.prompts) == 1 and not v.refused
+
+
+def test_a_chunk_cut_mid_sentence_is_extended_to_the_sentence_start(store):
+    from ragbench.schema import Hit
+
+    svc = service(store)
+    cut = PTO.index("nused days")  # "…per year. Up to 5 u|nused days carry over."
+    hit = Hit("c1", "pto", 1.0, 0, PTO[cut:], "HR Policy: Paid time off", cut, len(PTO))
+    whole = svc._whole_sentence_start(hit)
+    assert (whole.text, whole.start, whole.end) == ("Up to 5 unused days carry over.", PTO.index("Up to"), len(PTO))
+    # Already at a sentence start, at the document start, or not a slice of its document: unchanged.
+    at_start = Hit("c1", "pto", 1.0, 0, PTO[PTO.index("Up to"):], "", PTO.index("Up to"), len(PTO))
+    assert svc._whole_sentence_start(at_start) is at_start
+    first = Hit("c0", "pto", 1.0, 0, PTO[:20], "", 0, 20)
+    assert svc._whole_sentence_start(first) is first
+    stale = Hit("c1", "pto", 1.0, 0, "something else", "", cut, len(PTO))
+    assert svc._whole_sentence_start(stale) is stale
+    # A sentence that starts further back than answer.whole_sentences is left as retrieved; 0 switches it off.
+    short = service(store, cfg=AnswerConfig(whole_sentences=5))
+    assert short._whole_sentence_start(hit) is hit
+    assert service(store, cfg=AnswerConfig(whole_sentences=0))._whole_sentence_start(hit) is hit
+    with pytest.raises(ConfigError, match="whole_sentences"):
+        service(store, cfg=AnswerConfig(whole_sentences=-1)).answer(Q, "hr-user")
+    # Within the first sentence of the document, the start is the document start.
+    early = Hit("c0", "pto", 1.0, 0, PTO[5:30], "", 5, 30)
+    assert svc._whole_sentence_start(early).text == PTO[:30]

@@ -69,6 +69,10 @@ def test_term_weights_and_coverage_exact():
     ("What temperature should the vaccine fridge be kept at?", "temperature"),
     ("How cold must the freezer temperature be?", "temperature"),
     ("What is the mileage rate per kilometre?", "percent"),
+    ("Up to what amount can a clinic manager approve a purchase?", "number"),
+    ("What is the response time for a P3 ticket?", "number"),
+    ("What is the notice period for a resignation?", "number"),
+    ("What is the age limit for the scheme?", "number"),
 ])
 def test_expected_type(question, kind):
     assert expected_type(question) == kind
@@ -82,6 +86,10 @@ def test_has_type():
     assert has_type("Lunch is £4.50.", "money") and not has_type("Lunch is 92 per cent organic.", "money")
     assert has_type("Up to 12 per cent.", "percent") and has_type("Rate: 5%.", "percent")
     assert has_type("Twice a year.", "number") and not has_type("Ask your manager.", "number")
+    # A number word inside a hyphenated compound names a kind, not a quantity; digits always count.
+    assert not has_type("Two-step verification is required.", "number")
+    assert not has_type("A one-off payment.", "number")
+    assert has_type("Twenty-five days.", "number") and has_type("A 2-step check.", "number")
     assert has_type("In April.", "time") and has_type("Add them when a change touches secrets.", "time")
     assert has_type("Anything at all.", None)
     # Shaped values: a street number is no phone number, a count is no temperature; a rate may be per unit.

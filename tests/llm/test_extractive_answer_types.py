@@ -42,9 +42,12 @@ def test_headings_and_questions_are_not_answers():
 def test_sentences_with_the_asked_for_kind_are_preferred():
     text = "The card limit policy is reviewed by finance. The card limit is 1,500 pounds."
     # Overlap {card, limit} is 2/2 for both; the first has no currency → score × 0.5, below 0.7 × the second.
-    q = "What is the card limit?"
+    q = "Tell me about the card limit."
     assert ask(ExtractiveChatModel(sentence_ratio=0.7), q, [Passage(1, text, 1.0)]) == \
         "The card limit policy is reviewed by finance. [1] The card limit is 1,500 pounds. [1]"  # no type asked
+    q = "What is the card limit?"  # a limit is a measured noun: a number is asked for
+    assert ask(ExtractiveChatModel(sentence_ratio=0.7), q, [Passage(1, text, 1.0)]) == \
+        "The card limit is 1,500 pounds. [1]"
     q = "How much money is the card limit?"  # "how much" + no money noun → a number is asked for
     assert ask(ExtractiveChatModel(sentence_ratio=0.7), q, [Passage(1, text, 1.0)]) == \
         "The card limit is 1,500 pounds. [1]"
@@ -53,3 +56,19 @@ def test_sentences_with_the_asked_for_kind_are_preferred():
         "The card limit policy is reviewed by finance. [1] The card limit is 1,500 pounds. [1]"
     with pytest.raises(ConfigError):
         ExtractiveChatModel(type_penalty=1.5).complete([Message("user", "q", rag_meta(q, [Passage(1, text, 1.0)]))])
+
+
+def test_a_heading_modifier_does_not_count_against_every_sentence_under_it():
+    # The section title calls the email "suspicious"; the question calls it "fake". The title describes the whole
+    # section, so only a sentence's own words can contradict the question's modifier: the counting sentence wins.
+    text = ("The link led to a fake sign-in page that copied the staff email login. "
+            "Mail logs show that 2 staff clicked the link in the email.")
+    passage = Passage(1, text, 1.0, context="Ticket 4471: suspicious supplier email")
+    q = "How many staff clicked the link in the fake supplier email?"
+    assert ask(ExtractiveChatModel(sentence_ratio=0.99), q, [passage]) == \
+        "Mail logs show that 2 staff clicked the link in the email. [1]"
+    # A sentence that itself names another kind of leave is still penalised (bereavement asked, annual found).
+    text = "Staff get 25 days of annual leave. Staff get 5 days of bereavement leave after a death."
+    q = "How many days of bereavement leave do staff get?"
+    assert ask(ExtractiveChatModel(sentence_ratio=0.99), q, [Passage(1, text, 1.0)]) == \
+        "Staff get 5 days of bereavement leave after a death. [1]"

@@ -1,7 +1,8 @@
 """Question–evidence signals: qualifier conflicts, heading trails, weighted coverage."""
 from __future__ import annotations
 
-from ragbench.llm.signals import conflicts, coverage, heading_trail, modifier_pairs, paragraph_headings
+from ragbench.llm.signals import (conflicts, coverage, heading_trail, modifier_conflicts, modifier_pairs,
+                                  paragraph_headings)
 
 DOC = ("# Leave\n\nIntro line.\n\n**Sick leave.** Staff report absence by 09:00. A note is needed after 7 days."
        "\n\n## Parental\n\nSix weeks.")
@@ -20,6 +21,10 @@ def test_conflicts_find_siblings_of_what_was_asked():
     # A sibling the question itself names is compared, not confused; verbs after "who" are not modifiers.
     assert conflicts("How long are vendor logs kept compared with system logs?", "Vendor logs: 400 days.") == []
     assert modifier_pairs("Who issues access badges to new employees?") == [("access", "badg")]
+    # The modifier rule alone.
+    assert modifier_conflicts("What is the CEO's salary?", "The base salary band for sales is 40,000.") == \
+        ["ceo salary≠base salary"]
+    assert modifier_conflicts("Leave for part-time staff?", "Full-time staff get 25 days.") == []
 
 
 def test_heading_trail_and_paragraphs():
