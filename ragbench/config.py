@@ -172,6 +172,9 @@ class AnswerConfig:
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, up to this many characters; 0 = off.
     whole_sentences: int = 300
+    # A passage whose document title marks it out of force ("— SUPERSEDED", "archived", "withdrawn") weighs this
+    # much in the extractive reader, so the current version of a policy wins over its predecessor; 1 = off.
+    superseded_weight: float = 0.5
     # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive
     # content words to a follow-up; "seed" is the Enterprise source's rewriter (seed-behaviour 3.9) verbatim.
     rewriter: Literal["subject", "seed"] = "subject"
@@ -333,7 +336,7 @@ FIELD_RANGES.update({
     "answer.candidate_k": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
-    "answer.judge_min_yes": "[0, 1]",
+    "answer.judge_min_yes": "[0, 1]", "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",
     "answer.llm_timeout": "(0, inf)", "answer.llm_max_retries": "[0, inf)", "answer.daily_limit_usd": "[0, inf)",
     "answer.daily_request_limit": "[0, inf)", "answer.daily_token_limit": "[0, inf)",
     "eerag.top_k": "[1, inf)", "eerag.elect_threshold": "[-1, 1]", "eerag.margin": "[0, inf)",

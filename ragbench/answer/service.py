@@ -32,6 +32,9 @@ from .citations import Citation, build_citations
 from .grounding import SentenceSupport, verify
 from .prompts import PromptRegistry, PromptTemplate
 
+#: A document title that marks the document out of force (an older version kept for the record).
+SUPERSEDED = re.compile(r"\b(?:superseded|obsolete|archived|withdrawn|out of date"
+                        r"|no longer (?:in force|valid|applies))\b", re.IGNORECASE)
 #: A sentence end (as the reader splits sentences: a full stop before whitespace, or a line break).
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s)|\n")
 
@@ -157,7 +160,7 @@ class AnsweringService:
         c = self.cfg
         if c.top_k < 1 or c.candidate_k < 1:
             raise ConfigError(f"answer.top_k and answer.candidate_k must be ≥ 1, found {c.top_k}, {c.candidate_k}.")
-        for name in ("min_support_sentence", "min_support_ratio", "answerability_min_coverage"):
+        for name in ("min_support_sentence", "min_support_ratio", "answerability_min_coverage", "superseded_weight"):
             if not 0.0 <= getattr(c, name) <= 1.0:
                 raise ConfigError(f"answer.{name} must be in [0, 1], found {getattr(c, name)}.")
         if c.whole_sentences < 0:
@@ -231,13 +234,17 @@ class AnsweringService:
         trail = heading_trail(doc.text, hit.start) if doc is not None else []
         return contexts([hit.title, *trail])
 
+    def passage_weight(self, hit: Hit) -> float:
+        """``answer.superseded_weight`` for a passage of a document whose title marks it out of force, else 1."""
+        return self.cfg.superseded_weight if SUPERSEDED.search(hit.title or "") else 1.0
+
     def build_messages(self, question: str, hits: Sequence[Hit], template: PromptTemplate,
                        focus: str | None = None, weights: Mapping[str, float] | None = None
                        ) -> tuple[list[Message], str]:
         """System + user messages and the context block; the question and passages also travel as structured
         meta so a local model never has to parse the prompt."""
         # The prompt gets one line per passage; the structured copy keeps line breaks (headings end sentences).
-        passages = [Passage(i + 1, h.text.strip(), float(h.score), self.passage_context(h))
+        passages = [Passage(i + 1, h.text.strip(), float(h.score) * self.passage_weight(h), self.passage_context(h))
                     for i, h in enumerate(hits)]
         context = "\n".join(f"[{p.n}] {normalize_whitespace(p.text)}" for p in passages)
         user = template.render(context, question)

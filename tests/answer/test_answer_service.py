@@ -228,3 +228,19 @@ def test_a_chunk_cut_mid_sentence_is_extended_to_the_sentence_start(store):
     # Within the first sentence of the document, the start is the document start.
     early = Hit("c0", "pto", 1.0, 0, PTO[5:30], "", 5, 30)
     assert svc._whole_sentence_start(early).text == PTO[:30]
+
+
+def test_a_superseded_document_weighs_less_in_the_reader(store):
+    from ragbench.schema import Hit
+
+    svc = service(store)
+    old = Hit("c9", "pto", 0.8, 0, PTO, "Paid time off, version 2 — SUPERSEDED", 0, len(PTO))
+    new = Hit("c1", "pto", 0.8, 1, PTO, "Paid time off", 0, len(PTO))
+    assert (svc.passage_weight(old), svc.passage_weight(new)) == (0.5, 1.0)
+    template = svc.prompts.ensure_default(svc.cfg.prompt_name)
+    messages, _ = svc.build_messages(Q, [old, new], template)
+    assert [p["score"] for p in messages[-1].meta["rag"]["passages"]] == [0.4, 0.8]
+    off = service(store, cfg=AnswerConfig(superseded_weight=1.0))
+    assert off.passage_weight(old) == 1.0
+    with pytest.raises(ConfigError, match="superseded_weight"):
+        service(store, cfg=AnswerConfig(superseded_weight=1.5)).answer(Q, "hr-user")
