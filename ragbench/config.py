@@ -175,6 +175,8 @@ class AnswerConfig:
     # A passage whose document title marks it out of force ("— SUPERSEDED", "archived", "withdrawn") weighs this
     # much in the extractive reader, so the current version of a policy wins over its predecessor; 1 = off.
     superseded_weight: float = 0.5
+    # A multi-part question ("…, and may the locum sign for …?") also retrieves for each part (ragbench.answer.parts).
+    decompose: bool = True
     # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive
     # content words to a follow-up; "seed" is the Enterprise source's rewriter (seed-behaviour 3.9) verbatim.
     rewriter: Literal["subject", "seed"] = "subject"

@@ -26,6 +26,7 @@ from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, post_filter
 from .answerability import AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess
 from .judge import AnswerJudge
+from .parts import interleave, question_parts
 from .quarantine import Quarantine
 from .budget import AnswerLog, BudgetLedger
 from .citations import Citation, build_citations
@@ -251,6 +252,16 @@ class AnsweringService:
         return [Message("system", SYSTEM_INSTRUCTION),
                 Message("user", user, rag_meta(question, passages, focus, weights))], context
 
+    def retrieve(self, query: str, who: Principal) -> Sequence[Hit]:
+        """The candidates for ``query`` as ``who``; a multi-part question (``answer.decompose``) also retrieves
+        for each part and the lists are interleaved rank by rank, so every part reaches the reader."""
+        k = max(self.cfg.candidate_k, self.cfg.top_k)
+        whole = self.retriever.search(query, k=k, principal=who)
+        parts = question_parts(query) if self.cfg.decompose else [query]
+        if len(parts) < 2:
+            return whole
+        return interleave([whole, *(self.retriever.search(p, k=k, principal=who) for p in parts)], k)
+
     def answer(self, question: str, principal: Principal | str | None, tenant: str | None = None,
                query: str | None = None) -> Answer:
         """Answer ``question`` as ``principal``; ``query`` (default: the question) is what is retrieved and asked
@@ -267,7 +278,7 @@ class AnsweringService:
         base: dict[str, Any] = dict(question=question.strip(), query=asked, prompt_version=template.id,
                     model_id=str(self.chat_model.model_id), retrieval_mode=self.retrieval_mode)
 
-        raw = self.retriever.search(asked, k=max(self.cfg.candidate_k, self.cfg.top_k), principal=who)
+        raw = self.retrieve(asked, who)
         hits = self._context(post_filter(raw, who, self.store)[: self.cfg.top_k])
         if self.cfg.quarantine:
             hits = self.quarantine.redact(hits)  # flagged text never reaches the model, the answer or a citation

@@ -1,0 +1,51 @@
+"""Split a multi-part question into the questions it asks, so each part retrieves its own passages.
+
+"A locum starts on Monday. How far ahead must the clinic manager ask for their account, and may the locum sign for
+the controlled drugs delivery?" asks two things that live in two documents; retrieved as one query, the top
+passages cover whichever part dominates the embedding. :func:`question_parts` splits at a coordinated clause that
+opens with a question word or an auxiliary (", and how …", "; and may …"), gives each part the question's
+preceding sentences as its setting, and keeps a rewritten follow-up's ``(referring to …)`` subject on every part.
+:func:`interleave` merges the ranked lists (the whole question's first), one rank at a time, without repeats.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..schema import Hit
+
+#: ", and how …" / "; and may …" / " and who …": a second question coordinated with the first.
+_AND_Q = re.compile(r"(?:[,;])?\s+and\s+(?=(?:how|what|when|who|whom|which|where|why|can|may|must|should|is|are|"
+                    r"do|does|did|will|would|could|has|have)\b)", re.IGNORECASE)
+_SUBJECT = re.compile(r"\s*(\(referring to [^)]*\))\s*$")
+_SENTENCE = re.compile(r"(?<=[.?!])\s+")
+
+
+def question_parts(query: str) -> list[str]:
+    """The separate questions of ``query`` (one element, the query itself, when it asks one thing)."""
+    m = _SUBJECT.search(query)
+    subject = f" {m.group(1)}" if m else ""
+    body = query[: m.start()] if m else query
+    sentences = [s.strip() for s in _SENTENCE.split(body.strip()) if s.strip()]
+    if not sentences:
+        return [query]
+    setting, last = " ".join(sentences[:-1]), sentences[-1]
+    clauses = [c.strip() for c in _AND_Q.split(last) if c.strip()]
+    if len(clauses) < 2:
+        return [query]
+    return [" ".join(x for x in (setting, clause) if x) + subject for clause in clauses]
+
+
+def interleave(ranked: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
+    """Up to ``k`` hits taken rank by rank across ``ranked`` (first list first at each rank), each chunk once."""
+    out: list[Hit] = []
+    seen: set[str] = set()
+    depth = max((len(r) for r in ranked), default=0)
+    for i in range(depth):
+        for hits in ranked:
+            if i < len(hits) and hits[i].chunk_id not in seen:
+                seen.add(hits[i].chunk_id)
+                out.append(hits[i])
+                if len(out) == k:
+                    return out
+    return out

@@ -1,0 +1,65 @@
+"""Multi-part questions: split into their parts, each part retrieved, the lists interleaved."""
+from __future__ import annotations
+
+from ragbench.answer import AnsweringService, PrincipalRegistry
+from ragbench.answer.parts import interleave, question_parts
+from ragbench.config import AnswerConfig
+from ragbench.llm import ExtractiveChatModel
+from ragbench.schema import Hit
+
+from .helpers import HR, PRINCIPALS, make_store
+
+
+def hit(cid: str, rank: int = 0) -> Hit:
+    return Hit(cid, "pto", 1.0 - rank / 10, rank, f"text {cid}", "", 0, 1)
+
+
+def test_question_parts():
+    assert question_parts("How many days of leave do I get?") == ["How many days of leave do I get?"]
+    assert question_parts("A locum starts on Monday. How far ahead must the manager ask for an account, and may "
+                          "the locum sign for the drugs?") == \
+        ["A locum starts on Monday. How far ahead must the manager ask for an account",
+         "A locum starts on Monday. may the locum sign for the drugs?"]
+    # A rewritten follow-up keeps its carried subject on every part.
+    assert question_parts("And who decides whether the regulator is told, and how fast does that happen? "
+                          "(referring to data breach)") == \
+        ["And who decides whether the regulator is told (referring to data breach)",
+         "how fast does that happen? (referring to data breach)"]
+    # "and" between nouns, or without a question word after it, does not split.
+    assert question_parts("What are the rules for salt and pepper?") == ["What are the rules for salt and pepper?"]
+    assert question_parts("Can I work from home and travel abroad?") == ["Can I work from home and travel abroad?"]
+    assert question_parts("") == [""]
+
+
+def test_interleave_takes_rank_by_rank_without_repeats():
+    whole, first, second = [hit("a"), hit("b"), hit("c")], [hit("d"), hit("a")], [hit("e"), hit("f")]
+    assert [h.chunk_id for h in interleave([whole, first, second], 10)] == ["a", "d", "e", "b", "f", "c"]
+    assert [h.chunk_id for h in interleave([whole, first, second], 4)] == ["a", "d", "e", "b"]
+    assert interleave([], 3) == [] and interleave([[], []], 3) == []
+
+
+class Recorder:
+    """A retriever that records each query and answers with two fixed hits named after it."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def search(self, query, k=10, principal=None):
+        self.queries.append(query)
+        n = len(self.queries)
+        return [hit(f"q{n}-1", 0), hit(f"q{n}-2", 1)][:k]
+
+
+def test_service_retrieves_every_part_as_the_principal():
+    store = make_store()
+    rec = Recorder()
+    svc = AnsweringService(store, rec, ExtractiveChatModel(), AnswerConfig(top_k=5, candidate_k=5),
+                           principals=PrincipalRegistry(PRINCIPALS))
+    q = "How many days off do I get, and who approves them?"
+    assert [h.chunk_id for h in svc.retrieve(q, HR)] == ["q1-1", "q2-1", "q3-1", "q1-2", "q2-2"]
+    assert rec.queries == [q, "How many days off do I get", "who approves them?"]
+    rec.queries.clear()
+    off = AnsweringService(store, rec, ExtractiveChatModel(), AnswerConfig(decompose=False),
+                           principals=PrincipalRegistry(PRINCIPALS))
+    assert [h.chunk_id for h in off.retrieve(q, HR)] == ["q1-1", "q1-2"] and rec.queries == [q]
+    store.close()
