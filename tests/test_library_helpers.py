@@ -55,7 +55,8 @@ def test_watchers_for_sorts_sources_into_folder_feed_and_page_watchers(tmp_path:
 
 
 def test_open_service_indexes_the_golden_corpus_once_into_the_default_store(tmp_path: Path, monkeypatch):
-    from ragbench.eval.assistant import DEFAULT_STORE, open_service
+    from ragbench.eval.assistant import default_store, open_service
+    from ragbench.eval.golden import DEFAULT_FOLDER, load_golden
 
     monkeypatch.chdir(tmp_path)
     cfg = with_overrides(RagbenchConfig(), {"embedding.model": "hashing", "embedding.cache": False})
@@ -65,8 +66,30 @@ def test_open_service_indexes_the_golden_corpus_once_into_the_default_store(tmp_
     service, who, used = open_service(cfg, "eval-staff", mode="bm25", tenant="t1")
     try:
         assert who.user_id == "eval-staff" and used.answer.chat_model == "extractive"
-        assert Path(service.store.path).resolve() == (tmp_path / DEFAULT_STORE).resolve()
+        golden = load_golden(DEFAULT_FOLDER)
+        assert Path(service.store.path).resolve() == (tmp_path / default_store(golden.data_hash, used)).resolve()
+        assert Path(service.store.path).name.startswith("golden-answers-")
         answer = service.answer("How many days of annual leave do full-time employees get?", who)
         assert answer.refused is False and "25 days" in answer.answer
     finally:
         service.store.close()
+
+
+def test_open_service_keys_the_default_store_by_folder_and_settings_and_refuses_an_empty_store(tmp_path: Path,
+                                                                                           monkeypatch):
+    from ragbench.eval.assistant import default_store, open_service
+
+    monkeypatch.chdir(tmp_path)
+    cfg = with_overrides(RagbenchConfig(), {"embedding.model": "hashing", "embedding.cache": False})
+    a = default_store("hash-a", cfg)
+    assert a == default_store("hash-a", cfg) and a.parent == Path(".ragbench")
+    assert a != default_store("hash-b", cfg)  # another golden folder
+    assert a != default_store("hash-a", with_overrides(cfg, {"chunking.max_chars": 300}))  # another index setting
+    assert a == default_store("hash-a", with_overrides(cfg, {"answer.top_k": 3}))  # answer settings do not matter
+    with pytest.raises(DataError, match="does not exist"):
+        open_service(cfg, "eval-staff", mode="bm25", store=str(tmp_path / "missing.db"))
+    from ragbench.store import KnowledgeStore
+
+    KnowledgeStore.open(tmp_path / "empty.db").close()
+    with pytest.raises(DataError, match="holds no documents"):
+        open_service(cfg, "eval-staff", mode="bm25", store=str(tmp_path / "empty.db"))

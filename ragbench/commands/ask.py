@@ -1,18 +1,17 @@
 """``ragbench ask "QUESTION" --as PRINCIPAL``: a grounded, cited answer (or a refusal) as a principal.
 
 By default it answers over the bundled golden corpus (``data/golden``), indexed on first use into
-``.ragbench/golden-answers.db`` with sentence chunks and MiniLM embeddings (:mod:`ragbench.eval.assistant`);
-``--store`` points at another store (then ``--principals`` gives its principals file). Each answer is logged as an
-MLflow run (experiment ``ragbench-ask``). With ``--json`` stdout is one JSON line with ``answer, refused,
-refusal_reason, citations [{doc_id, title, chunk_id, start, end}], support_ratio, prompt_version, model_id`` (plus
-retrieval_mode, context_tokens, answer_id, error, mlflow_run_id).
+``.ragbench/golden-answers-<key>.db`` (one store per golden folder and index setting) with sentence chunks and
+MiniLM embeddings (:mod:`ragbench.eval.assistant`); ``--store`` points at another store (then ``--principals``
+gives its principals file). Each answer is logged as an MLflow run (experiment ``ragbench-ask``). With ``--json``
+stdout is one JSON line with ``answer, refused, refusal_reason, citations [{doc_id, title, chunk_id, start, end}],
+support_ratio, prompt_version, model_id`` (plus retrieval_mode, context_tokens, answer_id, error, mlflow_run_id).
 """
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from ..eval.assistant import DEFAULT_STORE
 from ._common import Output, add_common_options, add_model_option, add_retriever_option, load_cfg
 
 EXPERIMENT = "ragbench-ask"
@@ -21,7 +20,9 @@ EXPERIMENT = "ragbench-ask"
 def add_common(p: argparse.ArgumentParser) -> None:
     """Options shared by ``ask`` and ``chat``."""
     p.add_argument("--as", dest="principal", required=True, metavar="PRINCIPAL", help="user id to answer as")
-    p.add_argument("--store", default=None, help=f"knowledge store (default: {DEFAULT_STORE}, golden corpus)")
+    p.add_argument("--store", default=None,
+                   help="knowledge store holding indexed documents (default: .ragbench/golden-answers-<key>.db, "
+                        "the --data golden folder, indexed on first use)")
     add_retriever_option(p, default=None, help="retrieval mode: bm25, dense, lsh, hybrid (default: dense)")
     add_model_option(p, help="chat model: extractive | openai | llama (default: answer.chat_model)")
     p.add_argument("--data", default=None, help="golden folder (default: the bundled data/golden)")

@@ -1,19 +1,34 @@
 """The grounded-answer assistant as ``ragbench ask`` and ``ragbench chat`` open it.
 
 By default it answers over a golden folder (the bundled ``data/golden``), indexed on first use into
-``.ragbench/golden-answers.db`` (:data:`DEFAULT_STORE`, under the current directory) with the answer
-configuration of :func:`ragbench.eval.answers.answer_config`; with ``store`` it answers over that store, whose
+``.ragbench/golden-answers-<key>.db`` (:func:`default_store`, under the current directory) with the answer
+configuration of :func:`ragbench.eval.answers.answer_config`. The key hashes the folder's ``data_hash`` with the
+chunking and embedding settings, so another folder or another index setting gets its own store instead of
+silently answering over a stale one. With ``store`` it answers over that store (it must hold documents), whose
 principals come from a ``principals`` YAML file (else from the golden set). It lives in ``eval/`` because the
 default corpus, its principals and its store are the golden set's.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 from ..config import RagbenchConfig
+from ..errors import DataError
 
-DEFAULT_STORE = Path(".ragbench") / "golden-answers.db"
+#: Where the default stores live (one per golden folder and index setting, see :func:`default_store`).
+STORE_DIR = Path(".ragbench")
+
+
+def default_store(data_hash: str, cfg: RagbenchConfig) -> Path:
+    """``.ragbench/golden-answers-<key>.db`` for a golden set (its ``data_hash``) indexed with ``cfg``'s chunking
+    and embedding settings."""
+    key = json.dumps([data_hash, dataclasses.asdict(cfg.chunking), dataclasses.asdict(cfg.embedding)],
+                     sort_keys=True, default=str)
+    return STORE_DIR / f"golden-answers-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:12]}.db"
 
 
 def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None, model: str | None = None,
@@ -48,14 +63,24 @@ def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None
     who = registry.get(principal)  # unknown → PermissionDenied before any work
     embedder = make_embedder(cfg.embedding) if needs_embedder(mode) or cfg.answer.extractive_semantic else None
     if store is None:
-        DEFAULT_STORE.parent.mkdir(parents=True, exist_ok=True)
-        kb = KnowledgeStore.open(DEFAULT_STORE)
+        assert golden is not None  # loaded above when no store is given
+        path = default_store(golden.data_hash, cfg)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        kb = KnowledgeStore.open(path)
         if len(kb) == 0:
             kb.close()
-            build_store(golden, cfg, embedder, path=str(DEFAULT_STORE)).close()
-            kb = KnowledgeStore.open(DEFAULT_STORE)
+            build_store(golden, cfg, embedder, path=str(path)).close()
+            kb = KnowledgeStore.open(path)
     else:
+        if not Path(store).is_file():
+            raise DataError(f"knowledge store {store!r} does not exist. Fix: index documents into it first "
+                            "(ragbench index FILES… --store PATH), or omit --store to answer over the golden folder.")
         kb = KnowledgeStore.open(store)
+        if len(kb) == 0:
+            kb.close()
+            raise DataError(f"knowledge store {store!r} holds no documents, so every answer would be refused. "
+                            "Fix: index documents into it first (ragbench index FILES… --store PATH), or omit --store "
+                            "to answer over the golden folder.")
     retriever = retriever_from_store(kb, mode, cfg, embedder)
     a = cfg.answer
     budget = BudgetLedger(kb, a.daily_limit_usd, a.daily_request_limit, a.daily_token_limit)

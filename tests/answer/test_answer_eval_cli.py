@@ -106,7 +106,7 @@ def test_cli_ask_json(tmp_path):
     assert out["refused"] is False and "25 days" in out["answer"]
     assert out["citations"][0]["doc_id"] == "hr-leave" and out["prompt_version"] == "rag.answer@v1"
     assert set(out["citations"][0]) == {"doc_id", "title", "chunk_id", "start", "end"}
-    assert (tmp_path / ".ragbench" / "golden-answers.db").is_file()
+    assert len(list((tmp_path / ".ragbench").glob("golden-answers-*.db"))) == 1
 
 
 def test_cli_unknown_principal_fails_before_indexing(tmp_path):
