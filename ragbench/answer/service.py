@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from ..config import AnswerConfig, RagbenchConfig
 from ..errors import ConfigError, DataError, ModelError, NetworkError, PermissionDenied
 from ..llm.base import ChatModel, Completion
-from ..llm.context import REFUSAL_MESSAGE, Passage, rag_meta
+from ..llm.context import REFUSAL_MESSAGE, Passage, answer_sentence_spans, rag_meta
 from ..llm.signals import contexts, heading_trail, paragraph_headings, salient_terms
 from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace, tokenize
@@ -36,8 +36,6 @@ from .prompts import PromptRegistry, PromptTemplate
 #: A document title that marks the document out of force (an older version kept for the record).
 SUPERSEDED = re.compile(r"\b(?:superseded|obsolete|archived|withdrawn|out of date"
                         r"|no longer (?:in force|valid|applies))\b", re.IGNORECASE)
-#: A sentence end (as the reader splits sentences: a full stop before whitespace, or a line break).
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s)|\n")
 
 log = logging.getLogger(__name__)
 
@@ -188,8 +186,10 @@ class AnsweringService:
                                "Fix: pass a Principal or a registered user id.")
 
     def _context(self, hits: Sequence[Hit]) -> list[Hit]:
-        """Titles, spans and text filled from the store where the retriever left them out."""
+        """Titles, spans and text filled from the store where the retriever left them out; a chunk cut
+        mid-sentence extended to the sentence start (:meth:`_whole_sentence_start`)."""
         titles: dict[str, str] | None = None
+        texts: dict[str, str | None] = {}  # each document read once per answer
         out = []
         for h in hits:
             if not h.title:
@@ -199,33 +199,31 @@ class AnsweringService:
                 chunk = self.store.get_chunk(h.chunk_id)
                 if chunk is not None and chunk.doc_id == h.doc_id:
                     h = replace(h, text=h.text or chunk.text, start=chunk.start, end=chunk.end)
-            out.append(self._whole_sentence_start(h))
+            if self.cfg.whole_sentences > 0 and h.start > 0:
+                if h.doc_id not in texts:
+                    doc = self.store.get_document(h.doc_id)
+                    texts[h.doc_id] = doc.text if doc is not None else None
+                h = self._whole_sentence_start(h, texts[h.doc_id])
+            out.append(h)
         return out
 
-    def _whole_sentence_start(self, hit: Hit) -> Hit:
-        """``hit`` extended back to the start of the sentence it opens in (at most ``answer.whole_sentences``
-        characters), so the reader, grounding and citations never see a cut sentence; the added text is from
-        the same document, so it is no more visible than the chunk itself."""
+    def _whole_sentence_start(self, hit: Hit, doc_text: str | None) -> Hit:
+        """``hit`` extended back to the start of the sentence it opens in within ``doc_text`` (its document; at
+        most ``answer.whole_sentences`` characters back), so the reader, grounding and citations never see a cut
+        sentence; the added text is from the same document, so it is no more visible than the chunk itself.
+        Sentences are the reader's (:func:`~ragbench.llm.context.answer_sentence_spans`)."""
         limit = self.cfg.whole_sentences
-        if limit <= 0 or hit.start <= 0:
-            return hit
-        doc = self.store.get_document(hit.doc_id)
-        if doc is None or doc.text[hit.start:hit.end] != hit.text:
-            return hit  # not a slice of its stored document: leave it as retrieved
-        before = doc.text[max(0, hit.start - limit):hit.start]
-        head = before.rstrip(" \t")
-        if not head or head.endswith("\n") or (before[-1].isspace() and head[-1] in ".!?"):
-            return hit  # already at a sentence start
-        ends = list(_SENTENCE_END.finditer(before))
-        if not ends and hit.start > limit:
+        if limit <= 0 or hit.start <= 0 or doc_text is None or doc_text[hit.start:hit.end] != hit.text:
+            return hit  # off, at the document start, or not a slice of its stored document
+        lo = max(0, hit.start - limit)
+        # The window ends with the chunk's first character, so the last span is the sentence the chunk opens in.
+        first, _ = answer_sentence_spans(doc_text[lo:hit.start + 1])[-1]
+        if first == 0 and lo > 0:
             return hit  # the sentence starts further back than the limit: leave the chunk as it is
-        cut = ends[-1].end() if ends else 0
-        start = hit.start - len(before) + cut
-        while start < hit.start and doc.text[start].isspace():
+        start = lo + first
+        while start < hit.start and doc_text[start].isspace():
             start += 1
-        if start >= hit.start:
-            return hit
-        return replace(hit, text=doc.text[start:hit.end], start=start)
+        return hit if start >= hit.start else replace(hit, text=doc_text[start:hit.end], start=start)
 
     # ------------------------------------------------------------------------------------------ answering
 

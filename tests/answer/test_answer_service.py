@@ -210,24 +210,24 @@ def test_a_chunk_cut_mid_sentence_is_extended_to_the_sentence_start(store):
     svc = service(store)
     cut = PTO.index("nused days")  # "…per year. Up to 5 u|nused days carry over."
     hit = Hit("c1", "pto", 1.0, 0, PTO[cut:], "HR Policy: Paid time off", cut, len(PTO))
-    whole = svc._whole_sentence_start(hit)
+    whole = svc._whole_sentence_start(hit, PTO)
     assert (whole.text, whole.start, whole.end) == ("Up to 5 unused days carry over.", PTO.index("Up to"), len(PTO))
     # Already at a sentence start, at the document start, or not a slice of its document: unchanged.
     at_start = Hit("c1", "pto", 1.0, 0, PTO[PTO.index("Up to"):], "", PTO.index("Up to"), len(PTO))
-    assert svc._whole_sentence_start(at_start) is at_start
+    assert svc._whole_sentence_start(at_start, PTO) is at_start
     first = Hit("c0", "pto", 1.0, 0, PTO[:20], "", 0, 20)
-    assert svc._whole_sentence_start(first) is first
+    assert svc._whole_sentence_start(first, PTO) is first
     stale = Hit("c1", "pto", 1.0, 0, "something else", "", cut, len(PTO))
-    assert svc._whole_sentence_start(stale) is stale
+    assert svc._whole_sentence_start(stale, PTO) is stale
     # A sentence that starts further back than answer.whole_sentences is left as retrieved; 0 switches it off.
     short = service(store, cfg=AnswerConfig(whole_sentences=5))
-    assert short._whole_sentence_start(hit) is hit
-    assert service(store, cfg=AnswerConfig(whole_sentences=0))._whole_sentence_start(hit) is hit
+    assert short._whole_sentence_start(hit, PTO) is hit
+    assert service(store, cfg=AnswerConfig(whole_sentences=0))._whole_sentence_start(hit, PTO) is hit
     with pytest.raises(ConfigError, match="whole_sentences"):
         service(store, cfg=AnswerConfig(whole_sentences=-1)).answer(Q, "hr-user")
     # Within the first sentence of the document, the start is the document start.
     early = Hit("c0", "pto", 1.0, 0, PTO[5:30], "", 5, 30)
-    assert svc._whole_sentence_start(early).text == PTO[:30]
+    assert svc._whole_sentence_start(early, PTO).text == PTO[:30]
 
 
 def test_a_superseded_document_weighs_less_in_the_reader(store):
