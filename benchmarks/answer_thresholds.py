@@ -1,28 +1,37 @@
 """Choose the answerability thresholds on one golden set and report them on another (docs/answers.md).
 
-Every question of each set is answered once with the two thresholds out of play (``answer.answerability_min_
+Every question of each set is answered once with the three thresholds out of play (``answer.answerability_min_
 coverage`` and ``_min_similarity`` at 1.0, so that every answer that passes the other checks is refused on them
-and its soft coverage and similarity are recorded). A threshold pair then decides offline: refused ⇔ refused
-for another reason, or soft coverage < c and similarity < s. The grid (c in 0–1 step 0.05, s in 0.20–0.94 step
-0.02) is searched for refusal accuracy on each set alone and on both pooled; every pair reaching the best
-accuracy is a choice (small sets have flat optima), and each is reported on every set. ``--ranks`` adds where
-dense retrieval puts the first chunk holding an answerable question's fact (top 1 / top 5, per slice).
+and its soft coverage and similarity are recorded; ``answer.restricted_gap`` at 1.0, so the gap is measured and
+never refuses). A choice then decides offline: refused ⇔ refused for another reason, or restricted gap ≥ g (g >
+0), or soft coverage < c and similarity < s. The pair grid (c in 0–1 step 0.05, s in 0.20–0.94 step 0.02) is
+searched on each set alone and on both pooled, with g at its configured value, for the share of questions
+*handled right* (a should-refuse question refused, an answerable one answered with its golden fact; ``--objective
+refusal`` for plain refusal accuracy, which counts a wrong answer as right); every pair reaching the best value is
+a choice (small sets have flat optima), and each is reported on every set. Then g (0 = off, 0.05–0.6 step 0.05)
+is chosen on each set at that set's chosen pairs and reported on the other.
+``--ranks`` adds where dense retrieval puts the first chunk holding an answerable question's fact (top 1 / top 5,
+per slice).
 
-    python benchmarks/answer_thresholds.py --data data/golden data/golden_alderbrook [--ranks]
+    python benchmarks/answer_thresholds.py --data data/golden data/golden_alderbrook [--objective refusal] [--ranks]
 """
 from __future__ import annotations
 
 import argparse
 import json
 from dataclasses import dataclass
+from typing import Callable, Iterable
 
 import numpy as np
 
-from ragbench.config import with_overrides
+from ragbench.config import AnswerConfig, with_overrides
 from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store
 from ragbench.eval.golden import load_golden
 
-OFF = {"answer.answerability_min_coverage": 1.0, "answer.answerability_min_similarity": 1.0}
+OFF = {"answer.answerability_min_coverage": 1.0, "answer.answerability_min_similarity": 1.0,
+       "answer.restricted_gap": 1.0}
+GAP = AnswerConfig().restricted_gap
+GAPS = [0.0] + [round(float(g), 2) for g in np.arange(0.05, 0.601, 0.05)]
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,9 @@ class Row:
     other: bool  # refused for a reason no threshold can undo
     coverage: float
     similarity: float
+    gap: float  # AnsweringService.restricted_gap
+    tag: str
+    fact: bool  # answerable, and the reply (refused or not) holds the golden fact (or the question names none)
 
 
 def features(data: str) -> list[Row]:
@@ -47,24 +59,54 @@ def features(data: str) -> list[Row]:
         check = a.answerability
         on_thresholds = a.refusal_reason == "unanswerable-question" and check is not None \
             and str(check.reason or "").startswith("coverage")
+        # A reply refused on the thresholds still has its grounded sentences: what it would have said.
+        said = " ".join(x.sentence.text for x in a.sentences) if on_thresholds else a.answer
+        fact = not q.should_refuse and (not q.answer_fact or q.answer_fact.lower() in said.lower())
         rows.append(Row(q.should_refuse, a.refused and not on_thresholds,
                         check.soft_coverage if check is not None else 0.0,
-                        check.similarity if check is not None else 0.0))
+                        check.similarity if check is not None else 0.0, a.restricted_gap, q.tag, fact))
     return rows
 
 
-def accuracy(rows: list[Row], c: float, s: float) -> float:
-    refused = [r.other or not (r.coverage >= c or r.similarity >= s) for r in rows]
-    return float(np.mean([ref == r.should_refuse for ref, r in zip(refused, rows)]))
+def refused(r: Row, c: float, s: float, g: float = GAP) -> bool:
+    return r.other or (g > 0 and r.gap >= g) or not (r.coverage >= c or r.similarity >= s)
 
 
-def choose(rows: list[Row]) -> list[tuple[float, float]]:
-    """Every (coverage, similarity) pair of the grid with the best refusal accuracy on ``rows``."""
+def accuracy(rows: list[Row], c: float, s: float, g: float = GAP, tag: str | None = None) -> float:
+    """Refusal accuracy (of the questions tagged ``tag``, or all)."""
+    picked = [r for r in rows if tag is None or r.tag == tag]
+    return float(np.mean([refused(r, c, s, g) == r.should_refuse for r in picked]))
+
+
+def handled(rows: list[Row], c: float, s: float, g: float = GAP) -> float:
+    """Share of questions handled right: a should-refuse question refused, an answerable one answered with its
+    fact. Unlike refusal accuracy, an answer quoting the wrong sentence counts as a miss."""
+    return float(np.mean([refused(r, c, s, g) if r.should_refuse else (not refused(r, c, s, g) and r.fact)
+                          for r in rows]))
+
+
+OBJECTIVES: dict[str, Callable[..., float]] = {"handled": handled, "refusal": accuracy}
+
+
+def choose(rows: list[Row], objective: Callable[..., float]) -> list[tuple[float, float]]:
+    """Every (coverage, similarity) pair of the grid with the best ``objective`` on ``rows`` (gap as configured)."""
     grid = [(round(float(c), 2), round(float(s), 2)) for c in np.arange(0, 1.001, 0.05)
             for s in np.arange(0.2, 0.941, 0.02)]
-    scores = {cs: accuracy(rows, *cs) for cs in grid}
+    scores = {cs: objective(rows, *cs) for cs in grid}
     best = max(scores.values())
     return [cs for cs, v in scores.items() if v == best]
+
+
+def choose_gap(rows: list[Row], pairs: list[tuple[float, float]], objective: Callable[..., float]) -> list[float]:
+    """The gaps (0 = off) with the best mean ``objective`` on ``rows`` over the chosen ``pairs``."""
+    scores = {g: float(np.mean([objective(rows, c, s, g) for c, s in pairs])) for g in GAPS}
+    best = max(scores.values())
+    return [g for g, v in scores.items() if v == best]
+
+
+def spread(values: Iterable[float]) -> list[float]:
+    vals = sorted({round(v, 3) for v in values})
+    return [vals[0], vals[-1]] if len(vals) > 2 else vals
 
 
 def ranks(data: str) -> dict[str, dict[str, int]]:
@@ -95,19 +137,31 @@ def ranks(data: str) -> dict[str, dict[str, int]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=["data/golden", "data/golden_alderbrook"], help="golden folders")
+    ap.add_argument("--objective", choices=sorted(OBJECTIVES), default="handled",
+                    help="what the thresholds maximise (default: questions handled right)")
     ap.add_argument("--ranks", action="store_true", help="also where dense retrieval ranks the fact's chunk")
     args = ap.parse_args()
+    objective = OBJECTIVES[args.objective]
     sets = {d: features(d) for d in args.data}
-    chosen = {f"chosen on {d}": choose(rows) for d, rows in sets.items()}
-    chosen["chosen on all pooled"] = choose([r for rows in sets.values() for r in rows])
+    chosen = {d: choose(rows, objective) for d, rows in sets.items()}
+    chosen["all pooled"] = choose([r for rows in sets.values() for r in rows], objective)
+    shipped = (AnswerConfig().answerability_min_coverage, AnswerConfig().answerability_min_similarity)
     for name, pairs in chosen.items():
-        at_half = [s for c, s in pairs if c == 0.5]  # coverage 0.5 (the shipped one) where it is among the best
-        print(json.dumps({"thresholds": name, "best_pairs": len(pairs), "pairs": pairs,
-                          "min_similarity_at_coverage_0.5": at_half,
-                          "refusal_accuracy": {d: sorted({round(accuracy(rows, c, s), 3) for c, s in pairs})
+        print(json.dumps({"thresholds": f"chosen on {name}", "objective": args.objective, "best_pairs": len(pairs),
+                          "pairs": pairs, "shipped_pair_is_a_tie": list(shipped) in [list(p) for p in pairs],
+                          "refusal_accuracy": {d: spread(accuracy(rows, c, s) for c, s in pairs)
                                                for d, rows in sets.items()},
-                          "at_coverage_0.5": {d: sorted({round(accuracy(rows, 0.5, s), 3) for s in at_half})
-                                              for d, rows in sets.items()}}))
+                          "handled": {d: spread(handled(rows, c, s) for c, s in pairs) for d, rows in sets.items()}}))
+    for d, pairs in chosen.items():
+        if d == "all pooled":
+            continue
+        gaps = choose_gap(sets[d], pairs, objective)
+        print(json.dumps({"restricted_gap": f"chosen on {d}", "objective": args.objective, "best_gaps": gaps,
+                          **{m: {o: {str(g): spread(f(rows, c, s, g) for c, s in pairs) for g in sorted({0.0, GAP})}
+                                 for o, rows in sets.items()}
+                             for m, f in (("refusal_accuracy", accuracy), ("handled", handled))},
+                          "refuse_acl": {o: {str(g): spread(accuracy(rows, c, s, g, "refuse-acl") for c, s in pairs)
+                                             for g in sorted({0.0, GAP})} for o, rows in sets.items()}}))
     if args.ranks:
         for d in args.data:
             print(json.dumps({"data": d, "dense_fact_rank": ranks(d)}))

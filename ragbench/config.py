@@ -175,6 +175,10 @@ class AnswerConfig:
     # A passage whose document title marks it out of force ("— SUPERSEDED", "archived", "withdrawn") weighs this
     # much in the extractive reader, so the current version of a policy wins over its predecessor; 1 = off.
     superseded_weight: float = 0.5
+    # Refuse (insufficient-retrieval) when the best passage in the whole index is one the asker may not read and
+    # the asker's best scores below (1 − restricted_gap) × its score: the asked-for fact sits in a restricted
+    # document (issue 15, failure shape 2). Only the two scores are used; 0 = off (docs/answers.md).
+    restricted_gap: float = 0.3
     # A multi-part question ("…, and may the locum sign for …?") also retrieves for each part (ragbench.answer.parts).
     decompose: bool = True
     # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive
@@ -339,6 +343,7 @@ FIELD_RANGES.update({
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
     "answer.judge_min_yes": "[0, 1]", "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",
+    "answer.restricted_gap": "[0, 1]",
     "answer.llm_timeout": "(0, inf)", "answer.llm_max_retries": "[0, inf)", "answer.daily_limit_usd": "[0, inf)",
     "answer.daily_request_limit": "[0, inf)", "answer.daily_token_limit": "[0, inf)",
     "eerag.top_k": "[1, inf)", "eerag.elect_threshold": "[-1, 1]", "eerag.margin": "[0, inf)",

@@ -23,7 +23,7 @@ from ..llm.context import REFUSAL_MESSAGE, Passage, answer_sentence_spans, rag_m
 from ..llm.signals import contexts, heading_trail, paragraph_headings, salient_terms
 from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace, tokenize
-from .acl import PrincipalRegistry, post_filter
+from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
 from .answerability import AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess
 from .judge import AnswerJudge
 from .parts import interleave, question_parts
@@ -78,6 +78,10 @@ class Answer:
     sentences: tuple[SentenceSupport, ...] = field(default=(), repr=False)
     error: str | None = None
     answerability: AnswerabilityReport | None = field(default=None, repr=False)
+    #: 1 − (the asker's best score / the best score in the whole index) when the latter is not readable by the
+    #: asker, else 0 (:meth:`AnsweringService.restricted_gap`; 0 when ``answer.restricted_gap`` is off); kept for
+    #: evaluation, never sent to the asker.
+    restricted_gap: float = field(default=0.0, repr=False)
 
     @property
     def cited_doc_ids(self) -> list[str]:
@@ -159,7 +163,8 @@ class AnsweringService:
         c = self.cfg
         if c.top_k < 1 or c.candidate_k < 1:
             raise ConfigError(f"answer.top_k and answer.candidate_k must be ≥ 1, found {c.top_k}, {c.candidate_k}.")
-        for name in ("min_support_sentence", "min_support_ratio", "answerability_min_coverage", "superseded_weight"):
+        for name in ("min_support_sentence", "min_support_ratio", "answerability_min_coverage", "superseded_weight",
+                     "restricted_gap"):
             if not 0.0 <= getattr(c, name) <= 1.0:
                 raise ConfigError(f"answer.{name} must be in [0, 1], found {getattr(c, name)}.")
         if c.whole_sentences < 0:
@@ -260,6 +265,16 @@ class AnsweringService:
             return whole
         return interleave([whole, *(self.retriever.search(p, k=k, principal=who) for p in parts)], k)
 
+    def restricted_gap(self, query: str, who: Principal, best_permitted: float) -> float:
+        """``1 − best_permitted / s`` when the index's best chunk for ``query`` (score ``s`` > 0, searched without
+        a principal) is one ``who`` may not read, else 0: how far the asker's best evidence falls short of a
+        restricted passage. Only that chunk's score leaves this method; its text never reaches a prompt, an
+        answer, a citation or a log."""
+        top = list(self.retriever.search(query, k=1, principal=None))[:1]
+        if not top or not top[0].score > 0 or allowed_doc_ids([top[0].doc_id], who, self.store):
+            return 0.0
+        return max(0.0, 1.0 - float(best_permitted) / float(top[0].score))
+
     def answer(self, question: str, principal: Principal | str | None, tenant: str | None = None,
                query: str | None = None) -> Answer:
         """Answer ``question`` as ``principal``; ``query`` (default: the question) is what is retrieved and asked
@@ -282,6 +297,11 @@ class AnsweringService:
             hits = self.quarantine.redact(hits)  # flagged text never reaches the model, the answer or a citation
         if not hits or max(h.score for h in hits) < self.cfg.min_retrieval_score:
             return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
+        if self.cfg.restricted_gap > 0:
+            base["restricted_gap"] = self.restricted_gap(asked, who, max(h.score for h in hits))
+            if base["restricted_gap"] >= self.cfg.restricted_gap:
+                # The same reason as a weak retrieval: the reply does not say that a restricted document exists.
+                return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
         if self.judge is not None and self.cfg.judge_mode == "rerank":
             # The judge reads each passage against the question; only passages it accepts reach the reader, in
             # its order and with its P(yes) as their score (the reader weighs passages by score).

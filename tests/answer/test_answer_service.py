@@ -11,7 +11,7 @@ from ragbench.llm.recording import RecordingChatModel
 from ragbench.schema import Principal
 from ragbench.text import count_tokens
 
-from .helpers import CONDUCT, GUEST, HR, PRINCIPALS, PTO, FixedModel, LeakyRetriever, bm25_for, make_store
+from .helpers import BOARD_MEMBER, CONDUCT, GUEST, HR, PRINCIPALS, PTO, FixedModel, LeakyRetriever, bm25_for, make_store
 
 Q = "How many days of paid time off do employees get?"
 
@@ -50,7 +50,8 @@ def test_answer_records_everything(store):
 
 def test_prompt_carries_question_and_only_allowed_context(store):
     rec = RecordingChatModel(ExtractiveChatModel())
-    svc = service(store, rec, LeakyRetriever(store))
+    # The restricted-gap refusal is off so the prompt is built (the board passage is the index's best).
+    svc = service(store, rec, LeakyRetriever(store), cfg=AnswerConfig(restricted_gap=0.0))
     a = svc.answer("What is the CEO incentive pool?", GUEST)
     sent = " ".join(rec.prompt_texts())
     assert "incentive pool is 3.5 million" not in sent and "zebraquartz" not in sent
@@ -244,3 +245,32 @@ def test_a_superseded_document_weighs_less_in_the_reader(store):
     assert off.passage_weight(old) == 1.0
     with pytest.raises(ConfigError, match="superseded_weight"):
         service(store, cfg=AnswerConfig(superseded_weight=1.5)).answer(Q, "hr-user")
+
+
+def test_a_fact_only_a_restricted_document_holds_is_refused(store):
+    """The index's best chunk is the board's, which HR may not read; HR's best (PTO) falls far short of it."""
+    q = "What is the CEO long-term incentive pool per year?"
+    bm25 = bm25_for(store)
+    top = bm25.search(q, k=1)[0]
+    mine = bm25.search(q, k=1, principal=HR)[0]
+    assert (top.doc_id, mine.doc_id) == ("board", "pto")
+    expected = 1 - mine.score / top.score
+    assert 0.3 <= expected < 1
+    model = RecordingChatModel(ExtractiveChatModel())
+    a = service(store, model).answer(q, "hr-user")  # default answer.restricted_gap = 0.3
+    assert (a.refused, a.refusal_reason, a.answer, a.citations) == (True, "insufficient-retrieval", REFUSAL_MESSAGE, ())
+    assert a.restricted_gap == pytest.approx(expected)
+    assert model.calls == [] and "restricted_gap" not in a.to_json()
+    assert "3.5 million" not in repr(a) and "incentive pool is" not in str(a.to_json())
+    # Off, or a larger gap required: HR gets its own best passage (the PTO sentence).
+    for cfg, recorded in ((AnswerConfig(restricted_gap=0.0), 0.0),
+                          (AnswerConfig(restricted_gap=min(1.0, expected + 0.01)), expected)):
+        kept = service(store, cfg=cfg).answer(q, "hr-user")
+        assert kept.refusal_reason != "insufficient-retrieval"
+        assert kept.restricted_gap == pytest.approx(recorded)
+    # The board member may read the best chunk: no gap.
+    assert service(store).restricted_gap(q, BOARD_MEMBER, top.score) == 0.0
+    # HR asking about its own document: the index's best chunk is readable.
+    assert service(store).restricted_gap(Q, HR, 1.0) == 0.0
+    with pytest.raises(ConfigError, match="restricted_gap"):
+        service(store, cfg=AnswerConfig(restricted_gap=1.5)).answer(Q, "hr-user")

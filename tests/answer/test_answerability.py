@@ -169,7 +169,16 @@ def _service(store, model, **cfg):
 def test_service_refuses_an_answer_that_does_not_address_the_question():
     store = make_store(DOCS)
     # The guest may read only the office rules; BM25 finds them via "office"; the reply is grounded but off-topic.
-    a = _service(store, ExtractiveChatModel()).answer("Can I bring my dog to the office?", "guest")
+    # The pets rule the guest may not read is the index's best match: by default refused before reading.
+    gap = _service(store, ExtractiveChatModel()).answer("Can I bring my dog to the office?", "guest")
+    assert (gap.refused, gap.refusal_reason, gap.citations) == (True, "insufficient-retrieval", ())
+    bm25 = bm25_for(store)
+    best, mine = (bm25.search("Can I bring my dog to the office?", k=1, principal=p)[0] for p in (None, GUEST))
+    assert (best.doc_id, mine.doc_id) == ("pets", "office")
+    assert gap.restricted_gap == pytest.approx(1 - mine.score / best.score) and gap.restricted_gap >= 0.3
+    # The answerability check alone (restricted gap off) refuses it too.
+    a = _service(store, ExtractiveChatModel(), restricted_gap=0.0).answer("Can I bring my dog to the office?",
+                                                                          "guest")
     assert (a.refused, a.refusal_reason, a.answer, a.citations) == \
         (True, "unanswerable-question", REFUSAL_MESSAGE, ())
     # N = 1 readable document: bring and dog unseen (ln 4 each), office in it (ln(2 / 1.5)); only office covered.
@@ -180,8 +189,8 @@ def test_service_refuses_an_answer_that_does_not_address_the_question():
     assert not b.refused and [c.doc_id for c in b.citations] == ["pets"]
     assert b.answer == "Staff may bring a calm dog to the office on Fridays. [1]" and b.answerability.coverage == 1.0
     # Switched off, the off-topic reply goes out as before.
-    off = _service(store, ExtractiveChatModel(), answerability=False).answer("Can I bring my dog to the office?",
-                                                                            "guest")
+    off = _service(store, ExtractiveChatModel(), answerability=False, restricted_gap=0.0).answer(
+        "Can I bring my dog to the office?", "guest")
     assert not off.refused and off.answerability is None and [c.doc_id for c in off.citations] == ["office"]
 
 
