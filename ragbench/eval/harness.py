@@ -26,7 +26,7 @@ Holm-corrected (or ``correction="bonferroni"``) within each (baseline, slice) fa
 ``per_slice.csv``, ``significance.csv``, ``runs/<system>.trec``, ``answers/<system>.jsonl``, ``config.yaml`` and
 ``meta.json`` (written last). A saved experiment is reused only when its ``cache_key`` — a hash of the config's
 content hash, the data hash (given, or computed from the queries and qrels), the system names, measures, k, seed,
-baselines and slices — matches; never by folder name alone, and never when ``config`` is None (code cannot be
+baselines, slices and the answer-side measures (``rag_metrics.PASS_THROUGH``) — matches; never by folder name alone, and never when ``config`` is None (code cannot be
 hashed, so there is nothing to vouch that the systems are the same).
 """
 from __future__ import annotations
@@ -48,6 +48,7 @@ from ..schema import validate
 from ..stages import embedders_of
 from . import stats
 from .metrics import AnswerGold, evaluate, evaluate_answers, parse_measure
+from .rag_metrics import PASS_THROUGH
 from .validity import canonical_order, check_run
 
 System = "Retriever | Callable[[pd.DataFrame], Any]"
@@ -282,7 +283,9 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
                 "correction": correction, "n_resamples": n_resamples,
                 "slices": dict(sorted((str(a), str(b)) for a, b in (slices or {}).items()))}
     chash = config_hash(_config_payload(config)) if config is not None else None
-    key = text_hash(json.dumps({"config": chash, "data": dhash, **settings}, sort_keys=True))
+    # The answer-side measures are part of the key: a saved result from before a measure was added is not reused.
+    key = text_hash(json.dumps({"config": chash, "data": dhash, "answer_measures": list(PASS_THROUGH), **settings},
+                               sort_keys=True))
     folder = Path(save_dir) if save_dir is not None else None
     if folder is not None and reuse and chash is not None:
         cached = _load_cached(folder, key)

@@ -209,7 +209,7 @@ def _num(value: Any) -> float | None:
 #: Per-question measures that an answer system computes itself (it knows the corpus, the ACLs and the prompts it
 #: sent) and hands over in its records; passed through unchanged when a record carries them
 #: (:mod:`ragbench.eval.answers` fills them for the golden answer systems).
-PASS_THROUGH = ("FactInAnswer", "LeakedDocs", "SecretInAnswer", "InjectionQuoted")
+PASS_THROUGH = ("FactInAnswer", "LeakedDocs", "SecretInAnswer", "InjectionQuoted", "HandledRight")
 
 
 def evaluate_answers(answers: Any, gold: Iterable[AnswerGold]) -> pd.DataFrame:

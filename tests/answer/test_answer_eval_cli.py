@@ -79,14 +79,17 @@ def test_eval_golden_hook_returns_answer_records(golden):
     assert [r["qid"] for r in recs] == ["g001", "g051"]
     assert set(recs[0]) >= {"qid", "answer", "refused", "citations", "support_ratio", "context_tokens",
                             "cited_docnos", "model_calls", "LeakedDocs", "FactInAnswer", "SecretInAnswer",
-                            "InjectionQuoted"}
+                            "InjectionQuoted", "HandledRight"}
     assert "board-exec-comp" not in recs[1]["cited_docnos"]
+    # g001 is answered with its fact ("25 days") and g051 refused: both handled right.
+    assert (recs[0]["refused"], recs[0]["FactInAnswer"], recs[0]["HandledRight"]) == (False, 1.0, 1.0)
+    assert (recs[1]["refused"], recs[1]["HandledRight"]) == (True, 1.0)
     # g051 is a refuse-acl question: no fact measure, a secret measure; g001 the other way round.
     assert (recs[0]["LeakedDocs"], recs[0]["InjectionQuoted"], recs[1]["LeakedDocs"], recs[1]["SecretInAnswer"]) \
         == (0.0, 0.0, 0.0, 0.0)
     assert math.isnan(recs[0]["SecretInAnswer"]) and math.isnan(recs[1]["FactInAnswer"])
     per = evaluate_answers(pd.DataFrame(recs), [AnswerGold.from_golden(golden.question(q)) for q in ("g001", "g051")])
-    assert set(per["measure"]) >= {"LeakedDocs", "FactInAnswer", "SecretInAnswer", "InjectionQuoted"}
+    assert set(per["measure"]) >= {"LeakedDocs", "FactInAnswer", "SecretInAnswer", "InjectionQuoted", "HandledRight"}
 
 
 def _ragbench(args, cwd, stdin=None):
@@ -123,3 +126,23 @@ def test_cli_chat_follow_up(tmp_path):
     assert len(lines) == 2
     assert "£180" in lines[0]["answer"] and "£130" in lines[1]["answer"]
     assert {c["doc_id"] for c in lines[1]["citations"]} == {"fin-travel"}
+
+
+def test_handled_right_counts_a_wrong_answer_as_a_miss(golden):
+    from dataclasses import replace
+
+    from ragbench.eval.answers import HANDLED_RIGHT, score_answers
+    from ragbench.llm import REFUSAL_MESSAGE
+
+    refusal = replace(_answer(REFUSAL_MESSAGE), refused=True, refusal_reason="insufficient-retrieval")
+    answers = {"g001": _answer("Employees get 25 days of annual leave."),  # answerable, fact present
+               "g002": _answer("Leave is booked in the HR portal."),  # answerable, fact missing
+               "g003": refusal,  # answerable but refused
+               "g059": refusal,  # should refuse, refused
+               "g060": _answer("The password is on the fridge.")}  # should refuse, answered
+    per = score_answers("answer", golden, answers, {})
+    got = per[per["measure"] == HANDLED_RIGHT].set_index("qid")["value"].to_dict()
+    assert got == {"g001": 1.0, "g002": 0.0, "g003": 0.0, "g059": 1.0, "g060": 0.0}
+    # Refusal accuracy counts g002's wrong answer as right.
+    acc = per[per["measure"] == "RefusalAccuracy"].set_index("qid")["value"].to_dict()
+    assert acc == {"g001": 1.0, "g002": 1.0, "g003": 0.0, "g059": 1.0, "g060": 0.0}

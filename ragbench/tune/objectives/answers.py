@@ -4,7 +4,7 @@ Each configuration answers the chosen golden questions as their askers (follow-u
 ``ragbench eval golden`` does) with the chat model of :func:`ragbench.llm.chat_model_for` (``llm.model`` /
 ``answer.chat_model``, ``llm.temperature``), over a store chunked and embedded per the config. Measures:
 ``CitationPrecision``, ``CitationRecall``, ``AnyCorrectCitation``, ``RefusalAccuracy``, ``SupportRatio``,
-``FactInAnswer``, ``ContextTokens``, ``ModelCalls`` (NaN where a measure does not apply, e.g. citations of a
+``FactInAnswer``, ``HandledRight``, ``ContextTokens``, ``ModelCalls`` (NaN where a measure does not apply, e.g. citations of a
 refusal; means skip those). The config is used as given: set ``chunking.strategy: sentences`` and the retrieval
 mode in the experiment's ``base`` (experiments/golden_answers.yaml).
 """
@@ -28,7 +28,7 @@ class AnswersObjective(Objective):
     # Follow-up questions depend on their chain's earlier turns, so a trial answers its whole split at once.
     incremental = False
     MEASURES = ("CitationPrecision", "CitationRecall", "AnyCorrectCitation", "RefusalAccuracy", "SupportRatio",
-                "FactInAnswer", "ContextTokens", "ModelCalls")
+                "FactInAnswer", "HandledRight", "ContextTokens", "ModelCalls")
     report_measures = MEASURES
 
     def __init__(self, golden: Any, model: str | None = None) -> None:
