@@ -26,8 +26,9 @@ Holm-corrected (or ``correction="bonferroni"``) within each (baseline, slice) fa
 ``per_slice.csv``, ``significance.csv``, ``runs/<system>.trec``, ``answers/<system>.jsonl``, ``config.yaml`` and
 ``meta.json`` (written last). A saved experiment is reused only when its ``cache_key`` — a hash of the config's
 content hash, the data hash (given, or computed from the queries and qrels), the system names, measures, k, seed,
-baselines, slices and the answer-side measures (``rag_metrics.PASS_THROUGH``) — matches; never by folder name alone, and never when ``config`` is None (code cannot be
-hashed, so there is nothing to vouch that the systems are the same).
+baselines, slices and the answer-side measures (``rag_metrics.PASS_THROUGH``) — matches; never by folder name
+alone, and never when ``config`` is None (code cannot be hashed, so there is nothing to vouch that the systems are
+the same).
 """
 from __future__ import annotations
 

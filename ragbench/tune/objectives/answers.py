@@ -4,8 +4,8 @@ Each configuration answers the chosen golden questions as their askers (follow-u
 ``ragbench eval golden`` does) with the chat model of :func:`ragbench.llm.chat_model_for` (``llm.model`` /
 ``answer.chat_model``, ``llm.temperature``), over a store chunked and embedded per the config. Measures:
 ``CitationPrecision``, ``CitationRecall``, ``AnyCorrectCitation``, ``RefusalAccuracy``, ``SupportRatio``,
-``FactInAnswer``, ``HandledRight``, ``ContextTokens``, ``ModelCalls`` (NaN where a measure does not apply, e.g. citations of a
-refusal; means skip those). The config is used as given: set ``chunking.strategy: sentences`` and the retrieval
+``FactInAnswer``, ``HandledRight``, ``ContextTokens``, ``ModelCalls`` (NaN where a measure does not apply, e.g.
+citations of a refusal; means skip those). The config is used as given: set ``chunking.strategy: sentences`` and the retrieval
 mode in the experiment's ``base`` (experiments/golden_answers.yaml).
 """
 from __future__ import annotations
