@@ -5,8 +5,8 @@ Each configuration answers the chosen golden questions as their askers (follow-u
 ``answer.chat_model``, ``llm.temperature``), over a store chunked and embedded per the config. Measures:
 ``CitationPrecision``, ``CitationRecall``, ``AnyCorrectCitation``, ``RefusalAccuracy``, ``SupportRatio``,
 ``FactInAnswer``, ``HandledRight``, ``ContextTokens``, ``ModelCalls`` (NaN where a measure does not apply, e.g.
-citations of a refusal; means skip those). The config is used as given: set ``chunking.strategy: sentences`` and the retrieval
-mode in the experiment's ``base`` (experiments/golden_answers.yaml).
+citations of a refusal; means skip those). The config is used as given: set ``chunking.strategy: sentences`` and
+the retrieval mode in the experiment's ``base`` (experiments/golden_answers.yaml).
 """
 from __future__ import annotations
 
