@@ -146,3 +146,29 @@ def test_handled_right_counts_a_wrong_answer_as_a_miss(golden):
     # Refusal accuracy counts g002's wrong answer as right.
     acc = per[per["measure"] == "RefusalAccuracy"].set_index("qid")["value"].to_dict()
     assert acc == {"g001": 1.0, "g002": 1.0, "g003": 0.0, "g059": 1.0, "g060": 0.0}
+
+
+def test_a_guest_asking_for_an_internal_policy_fact_is_refused_on_the_restricted_gap(golden, caplog):
+    """g056 (bundled set, BM25): the leave policy is internal; the guest is refused before any reading, the staff
+    member who may read it is answered from it, and nothing about the policy reaches the guest's reply or a log."""
+    import logging
+
+    from ragbench.eval.answers import build_service, build_store
+
+    cfg = with_overrides(answer_config(None, "bm25"), FAST)
+    svc = build_service(golden, cfg, "bm25", None, store=build_store(golden, cfg, None))
+    q = golden.question("g056").question
+    best = svc.retriever.search(q, k=1)[0]
+    mine = svc.retriever.search(q, k=1, principal=golden.principals["eval-guest"])[0]
+    assert best.doc_id == "hr-leave" and mine.doc_id != "hr-leave"
+    with caplog.at_level(logging.DEBUG, logger="ragbench"):
+        guest = svc.answer(q, "eval-guest")
+    assert (guest.refused, guest.refusal_reason, guest.citations, guest.context_tokens) == \
+        (True, "insufficient-retrieval", (), 0)
+    assert guest.restricted_gap == pytest.approx(1 - mine.score / best.score)
+    assert guest.restricted_gap > 0.3
+    assert "hr-leave" not in caplog.text and "25 days" not in caplog.text
+    assert "hr-leave" not in json.dumps(guest.to_json()) and "restricted_gap" not in guest.to_json()
+    staff = svc.answer(q, "eval-staff")
+    assert not staff.refused and staff.cited_doc_ids == ["hr-leave"] and "25 days" in staff.answer
+    assert staff.restricted_gap == 0.0
