@@ -269,8 +269,18 @@ class AnsweringService:
         """``1 − best_permitted / s`` when the index's best chunk for ``query`` (score ``s`` > 0, searched without
         a principal) is one ``who`` may not read, else 0: how far the asker's best evidence falls short of a
         restricted passage. Only that chunk's score leaves this method; its text never reaches a prompt, an
-        answer, a citation or a log."""
-        top = list(self.retriever.search(query, k=1, principal=None))[:1]
+        answer, a citation or a log. A hybrid retriever's fused scores are ranks, so its dense half scores both
+        sides instead (``best_permitted`` is then the asker's best cosine)."""
+        from ..retrieval.fusion import HybridRetriever
+        from ..retrieval.retriever import vector_part
+
+        scorer: Any = self.retriever
+        dense = vector_part(scorer) if isinstance(scorer, HybridRetriever) else None
+        if dense is not None:
+            scorer = dense
+            mine = post_filter(list(dense.search(query, k=self.cfg.candidate_k, principal=who)), who, self.store)
+            best_permitted = mine[0].score if mine else 0.0
+        top = list(scorer.search(query, k=1, principal=None))[:1]
         if not top or not top[0].score > 0 or allowed_doc_ids([top[0].doc_id], who, self.store):
             return 0.0
         return max(0.0, 1.0 - float(best_permitted) / float(top[0].score))

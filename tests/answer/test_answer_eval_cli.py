@@ -172,3 +172,25 @@ def test_a_guest_asking_for_an_internal_policy_fact_is_refused_on_the_restricted
     staff = svc.answer(q, "eval-staff")
     assert not staff.refused and staff.cited_doc_ids == ["hr-leave"] and "25 days" in staff.answer
     assert staff.restricted_gap == 0.0
+
+
+def test_a_hybrid_retriever_measures_the_restricted_gap_on_its_dense_half(golden):
+    """RRF scores are ranks; the gap of a hybrid service is the dense half's cosines (g056 as the guest)."""
+    from ragbench.eval.answers import build_service, build_store
+    from ragbench.retrieval.embedding import make_embedder
+    from ragbench.retrieval.retriever import vector_part
+
+    cfg = with_overrides(answer_config(None, "hybrid"), FAST)
+    emb = make_embedder(cfg.embedding)
+    svc = build_service(golden, cfg, "hybrid", emb, store=build_store(golden, cfg, emb))
+    dense = vector_part(svc.retriever)
+    assert dense is not None and dense is not svc.retriever
+    q = golden.question("g056").question
+    best = dense.search(q, k=1)[0]
+    mine = dense.search(q, k=1, principal=golden.principals["eval-guest"])[0]
+    assert best.doc_id == "hr-leave" and mine.doc_id != "hr-leave"
+    fused = svc.retriever.search(q, k=1, principal=golden.principals["eval-guest"])[0]
+    # The fused score passed in is ignored: both sides come from the dense half.
+    gap = svc.restricted_gap(q, golden.principals["eval-guest"], fused.score)
+    assert gap == pytest.approx(1 - mine.score / best.score)
+    assert svc.restricted_gap(q, golden.principals["eval-staff"], fused.score) == 0.0
