@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -92,21 +92,24 @@ def choose(rows: list[Row], objective: Callable[..., float]) -> list[tuple[float
     """Every (coverage, similarity) pair of the grid with the best ``objective`` on ``rows`` (gap as configured)."""
     grid = [(round(float(c), 2), round(float(s), 2)) for c in np.arange(0, 1.001, 0.05)
             for s in np.arange(0.2, 0.941, 0.02)]
-    scores = {cs: objective(rows, *cs) for cs in grid}
-    best = max(scores.values())
-    return [cs for cs, v in scores.items() if v == best]
+    return ties({cs: objective(rows, *cs) for cs in grid})
 
 
 def choose_gap(rows: list[Row], pairs: list[tuple[float, float]], objective: Callable[..., float]) -> list[float]:
     """The gaps (0 = off) with the best mean ``objective`` on ``rows`` over the chosen ``pairs``."""
-    scores = {g: float(np.mean([objective(rows, c, s, g) for c, s in pairs])) for g in GAPS}
+    return ties({g: float(np.mean([objective(rows, c, s, g) for c, s in pairs])) for g in GAPS})
+
+
+def ties(scores: dict[Any, float]) -> list[Any]:
+    """Every key with the best score (small sets have flat optima)."""
     best = max(scores.values())
-    return [g for g, v in scores.items() if v == best]
+    return [key for key, v in scores.items() if v == best]
 
 
 def spread(values: Iterable[float]) -> list[float]:
+    """``[min, max]`` of ``values`` rounded to 3 places (one element when they agree)."""
     vals = sorted({round(v, 3) for v in values})
-    return [vals[0], vals[-1]] if len(vals) > 2 else vals
+    return [vals[0], vals[-1]] if len(vals) > 1 else vals
 
 
 def ranks(data: str) -> dict[str, dict[str, int]]:

@@ -271,16 +271,17 @@ class AnsweringService:
         restricted passage. Only that chunk's score leaves this method; its text never reaches a prompt, an
         answer, a citation or a log. A hybrid retriever's fused scores are ranks, so its dense half scores both
         sides instead (``best_permitted`` is then the asker's best cosine)."""
-        from ..retrieval.fusion import HybridRetriever
         from ..retrieval.retriever import vector_part
 
-        scorer: Any = self.retriever
-        dense = vector_part(scorer) if isinstance(scorer, HybridRetriever) else None
-        if dense is not None:
-            scorer = dense
-            mine = post_filter(list(dense.search(query, k=self.cfg.candidate_k, principal=who)), who, self.store)
+        dense = vector_part(self.retriever)
+        if dense is not None and dense is not self.retriever:  # a hybrid: one query vector for both searches
+            qvec = dense.embed_query(query)
+            mine = post_filter(list(dense.search_vector(qvec, k=self.cfg.candidate_k, principal=who)), who,
+                               self.store)
             best_permitted = mine[0].score if mine else 0.0
-        top = list(scorer.search(query, k=1, principal=None))[:1]
+            top = list(dense.search_vector(qvec, k=1))[:1]
+        else:
+            top = list(self.retriever.search(query, k=1, principal=None))[:1]
         if not top or not top[0].score > 0 or allowed_doc_ids([top[0].doc_id], who, self.store):
             return 0.0
         return max(0.0, 1.0 - float(best_permitted) / float(top[0].score))
@@ -305,10 +306,11 @@ class AnsweringService:
         hits = self._context(post_filter(raw, who, self.store)[: self.cfg.top_k])
         if self.cfg.quarantine:
             hits = self.quarantine.redact(hits)  # flagged text never reaches the model, the answer or a citation
-        if not hits or max(h.score for h in hits) < self.cfg.min_retrieval_score:
+        best = max((h.score for h in hits), default=0.0)
+        if not hits or best < self.cfg.min_retrieval_score:
             return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
         if self.cfg.restricted_gap > 0:
-            base["restricted_gap"] = self.restricted_gap(asked, who, max(h.score for h in hits))
+            base["restricted_gap"] = self.restricted_gap(asked, who, best)
             if base["restricted_gap"] >= self.cfg.restricted_gap:
                 # The same reason as a weak retrieval: the reply does not say that a restricted document exists.
                 return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
