@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type
-from ..llm.signals import QUESTION_WORDS, conflicts, salient_terms, stem, term_set
+from ..llm.signals import QUESTION_WORDS, amount_terms_met, conflicts, salient_terms, stem, term_set
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import tokenize
@@ -228,7 +228,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     kind = expected_type(question)
     found = has_type(" ".join(sentences), kind, question)
     evidence_text = " . ".join([*sentences, *titles])
-    answer_terms = term_set(evidence_text)
+    # An asked amount inside a band the answer states ("£400,000" under "Up to £1 million") is answered.
+    met = amount_terms_met(question, " ".join(sentences))
+    answer_terms = term_set(evidence_text) | met
     terms = salient_terms(query)
     own = set(salient_terms(question))
 
@@ -237,7 +239,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
 
     cov = coverage_weighted(terms, answer_terms, weight)
     surface = content_words(query)
-    soft = soft_coverage(terms, surface, content_words(evidence_text), weight, matcher, min_word_similarity)
+    soft = soft_coverage(terms, surface, {**content_words(evidence_text), **{t: t for t in met}}, weight, matcher,
+                         min_word_similarity)
     sim = 0.0
     if embedder is not None:
         vecs = np.asarray(embedder.embed([query, *sentences]), dtype=np.float32)

@@ -28,8 +28,8 @@ from .base import ChatModel, Completion
 from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, split_answer_sentences,
                       strip_markers)
 from .answer_types import expected_type, has_type
-from .signals import (conflicts, contexts, coverage, modifier_conflicts, paragraph_headings, paragraphs,
-                      salient_terms, term_set, weight_lookup)
+from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_conflicts, paragraph_headings,
+                      paragraphs, range_conflicts, salient_terms, term_set, weight_lookup)
 
 _LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
 _MARKUP = re.compile(r"\*\*|__|`")
@@ -59,8 +59,9 @@ def clean_sentence(sentence: str) -> str:
 
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-#: A bold run-in heading at the start of a paragraph or line: "**Limits.** The standard card …".
-_RUN_IN = re.compile(r"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?[.!?:])\*\*")
+#: A bold run-in heading at the start of a paragraph or line: "**Limits.** The standard card …", also when the
+#: chunk ends inside it ("… with their manager.\n\n**Core hours.").
+_RUN_IN = re.compile(r"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?[.!?:])(?:\*\*|\s*$)")
 
 
 def headings(text: str) -> set[str]:
@@ -222,7 +223,8 @@ class ExtractiveChatModel(ChatModel):
         cos = self._cosines(question, [r.sentence for r in rows])
         by_text: dict[str, _Candidate] = {}
         for row, c in zip(rows, cos):
-            sent_terms = term_set(row.sentence)
+            # A band holding the asked amount answers it ("Up to £1 million" for a £400,000 contract).
+            sent_terms = term_set(row.sentence) | amount_terms_met(focus or question, row.sentence)
             evidence = sent_terms | term_set(row.context)
             # The sentence's own words count fully, its title and headings half (they describe the section).
             lexical = 0.5 * (coverage(terms, sent_terms, weight) + coverage(terms, evidence, weight)) if terms else 0.0
@@ -233,9 +235,11 @@ class ExtractiveChatModel(ChatModel):
             # Answers a sibling of what was asked (P1 for P4, full- for part-time, annual for bereavement leave).
             # A modifier conflict must come from the sentence itself: a title's or heading's modifiers describe the
             # whole section ("suspicious supplier email" under a question about the "fake supplier email").
+            # A band of money that excludes the asked amount is the rule for another amount ("Up to £250,000"
+            # for a £400,000 contract).
             asked = focus or question
             if conflicts(asked, f"{row.sentence} . {row.context}", modifiers=False) \
-                    or modifier_conflicts(asked, row.sentence):
+                    or modifier_conflicts(asked, row.sentence) or range_conflicts(asked, row.sentence):
                 score *= self.conflict_penalty
             cand = _Candidate(score, row.passage.score, row.passage.n, row.index, row.sentence, frozenset(evidence))
             key = row.sentence.lower()

@@ -12,6 +12,9 @@ All of these are corpus-independent text rules (no list of this or that organisa
   (``part-time`` vs ``full-time``), or the question's head noun under another modifier (``bereavement leave`` vs
   ``annual leave``, ``CEO salary`` vs ``base salary``) — each only when the asked qualifier itself is absent from
   the evidence;
+* **amount ranges** (:func:`range_conflicts`) — the question names an amount of money ("a contract worth
+  £400,000", "once it's over €12,000") and a sentence states a band that excludes it ("Up to £250,000: …"): the
+  rule for another amount;
 * **headings** — the Markdown headings a position in a document sits under (:func:`heading_trail`).
 """
 from __future__ import annotations
@@ -167,6 +170,113 @@ def modifier_conflicts(question: str, evidence: str) -> list[str]:
         if found:
             out.append(f"{mod} {head}≠{found[0]} {head}")
     return out
+
+
+# ------------------------------------------------------------------------------------------ amount ranges
+
+_MONEY = r"[£€$]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|mn|m|billion|bn|k)\b)?"
+_SCALE = {"k": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9, "billion": 1e9}
+_BETWEEN = re.compile(rf"\bbetween\s+({_MONEY})\s+and\s+({_MONEY})|({_MONEY})\s*(?:to|–|-)\s*({_MONEY})",
+                      re.IGNORECASE)
+_BOUND = re.compile(rf"\b(up\s+to|not\s+more\s+than|no\s+more\s+than|at\s+most|a\s+maximum\s+of|under|below|"
+                    rf"less\s+than|above|over|more\s+than|exceeding|in\s+excess\s+of|at\s+least|from|"
+                    rf"a\s+minimum\s+of)\s+({_MONEY})", re.IGNORECASE)
+_AMOUNT = re.compile(_MONEY, re.IGNORECASE)
+_UPPER_INCL = ("up to", "not more than", "no more than", "at most", "a maximum of")
+_UPPER_EXCL = ("under", "below", "less than")
+_LOWER_EXCL = ("above", "over", "more than", "exceeding", "in excess of")
+
+Interval = tuple[float, float, bool, bool]  # low, high, low included, high included
+
+
+def money_value(text: str) -> float:
+    """The value of a money expression ("£1 million" → 1e6, "€12,000" → 12000)."""
+    m = re.match(r"[£€$]\s?([\d,]*\d(?:\.\d+)?)\s?([a-z]*)", text.strip(), re.IGNORECASE)
+    if m is None:
+        raise ValueError(f"not an amount of money: {text!r}")
+    return float(m.group(1).replace(",", "")) * _SCALE.get(m.group(2).lower(), 1.0)
+
+
+def _bound(word: str, value: float) -> Interval:
+    word = " ".join(word.lower().split())
+    if word in _UPPER_INCL:
+        return (0.0, value, True, True)
+    if word in _UPPER_EXCL:
+        return (0.0, value, True, False)
+    if word in _LOWER_EXCL:
+        return (value, float("inf"), False, False)
+    return (value, float("inf"), True, False)  # at least, from, a minimum of
+
+
+def amount_ranges(text: str) -> list[Interval]:
+    """The bands of money a text states: "between £1,000 and £5,000" / "€52,000 to €66,000", "up to £250,000",
+    "above €12,000"; one lower and one upper bound in the same text make one band ("above €2,000 and up to
+    €12,000")."""
+    bands: list[Interval] = []
+    for m in _BETWEEN.finditer(text):
+        a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        lo, hi = sorted((money_value(a), money_value(b)))
+        bands.append((lo, hi, True, True))
+    rest = _BETWEEN.sub(" ", text)
+    bounds = [_bound(m.group(1), money_value(m.group(2))) for m in _BOUND.finditer(rest)]
+    lows = [b for b in bounds if b[1] == float("inf")]
+    highs = [b for b in bounds if b[1] != float("inf")]
+    if len(lows) == 1 and len(highs) == 1 and lows[0][0] < highs[0][1]:
+        return bands + [(lows[0][0], highs[0][1], lows[0][2], highs[0][3])]
+    return bands + bounds
+
+
+def asked_amount(question: str) -> Interval | None:
+    """The one amount of money a question is about, as a band ("worth £400,000" is the point, "over €12,000"
+    everything above); ``None`` when it names no amount or several."""
+    bands = amount_ranges(question)
+    if len(bands) == 1:
+        return bands[0]
+    points = _AMOUNT.findall(question)
+    if not bands and len(points) == 1:
+        v = money_value(points[0])
+        return (v, v, True, True)
+    return None
+
+
+def _disjoint(a: Interval, b: Interval) -> bool:
+    (lo1, hi1, li1, hi1in), (lo2, hi2, li2, hi2in) = a, b
+    if hi1 < lo2 or hi2 < lo1:
+        return True
+    if hi1 == lo2:
+        return not (hi1in and li2)
+    if hi2 == lo1:
+        return not (hi2in and li1)
+    return False
+
+
+def _show(band: Interval) -> str:
+    lo, hi, _, _ = band
+    if hi == float("inf"):
+        return f"{lo:,.0f}+"
+    return f"{lo:,.0f}" if lo == hi else f"{lo:,.0f}–{hi:,.0f}"
+
+
+def range_conflicts(question: str, sentence: str) -> list[str]:
+    """``["asked≠stated"]`` when the question is about one amount of money and every band ``sentence`` states
+    excludes it ("Who may sign a contract worth £400,000?" against "Up to £250,000: Executive team members."),
+    else ``[]``: the sentence gives the rule for another amount."""
+    asked = asked_amount(question)
+    if asked is None:
+        return []
+    bands = amount_ranges(sentence)
+    if bands and all(_disjoint(asked, b) for b in bands):
+        return [f"{_show(asked)}≠{_show(bands[0])}"]
+    return []
+
+
+def amount_terms_met(question: str, evidence: str) -> set[str]:
+    """The terms of the question's amount of money ("400", "000" of "£400,000") when ``evidence`` states a band
+    that holds it ("Up to £1 million: …"): the amount is answered, though its digits are not repeated."""
+    asked = asked_amount(question)
+    if asked is None or not any(not _disjoint(asked, b) for b in amount_ranges(evidence)):
+        return set()
+    return {t for m in _AMOUNT.finditer(question) for t in term_set(m.group())}
 
 
 # ------------------------------------------------------------------------------------------ headings

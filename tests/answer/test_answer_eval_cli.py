@@ -194,3 +194,20 @@ def test_a_hybrid_retriever_measures_the_restricted_gap_on_its_dense_half(golden
     gap = svc.restricted_gap(q, golden.principals["eval-guest"], fused.score)
     assert gap == pytest.approx(1 - mine.score / best.score)
     assert svc.restricted_gap(q, golden.principals["eval-staff"], fused.score) == 0.0
+
+
+def test_a_contract_amount_is_answered_from_the_band_that_holds_it(golden):
+    """g030 (bundled set, BM25): "worth £400,000" — the "Up to £25,000" and "Up to £250,000" rows state bands that
+    exclude it (range conflicts); the "Up to £1 million" row holds it, and counts as answering the amount."""
+    from ragbench.eval.answers import build_service, build_store
+
+    cfg = with_overrides(answer_config(None, "bm25"), FAST)
+    svc = build_service(golden, cfg, "bm25", None, store=build_store(golden, cfg, None))
+    q = golden.question("g030")
+    a = svc.answer(q.question, q.asked_by)
+    assert not a.refused and a.cited_doc_ids == ["legal-signature-authority"]
+    assert a.answer.startswith("Up to £1 million: the Chief Financial Officer or the Chief Executive Officer. [1]")
+    assert "£250,000" not in a.answer and "£25,000" not in a.answer
+    assert a.answerability is not None and a.answerability.answerable
+    # 400 and 000 (the amount) count as covered: sign, contract, ferrowick and the amount of the six terms.
+    assert a.answerability.coverage == pytest.approx(0.6933, abs=1e-4)

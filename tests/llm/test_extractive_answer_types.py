@@ -72,3 +72,18 @@ def test_a_heading_modifier_does_not_count_against_every_sentence_under_it():
     q = "How many days of bereavement leave do staff get?"
     assert ask(ExtractiveChatModel(sentence_ratio=0.99), q, [Passage(1, text, 1.0)]) == \
         "Staff get 5 days of bereavement leave after a death. [1]"
+
+
+def test_a_bold_run_in_heading_cut_at_the_chunk_end_is_a_heading():
+    chunk = "Staff may work remotely up to 2 days per week.\n\n**Core hours."
+    assert headings(chunk) == {"core hours."}
+    assert ask(ExtractiveChatModel(sentence_ratio=0.1), "When are the core hours for remote staff?",
+               [Passage(1, chunk, 1.0)]) == "Staff may work remotely up to 2 days per week. [1]"
+
+
+def test_a_band_of_money_that_excludes_the_asked_amount_loses():
+    text = ("Up to £25,000: department heads. Up to £250,000: Executive team members. "
+            "Up to £1 million: the Chief Financial Officer or the Chief Executive Officer.")
+    q = "Who may sign a contract worth £400,000?"
+    assert ask(ExtractiveChatModel(), q, [Passage(1, text, 1.0, context="Contract signature limits")]) == \
+        "Up to £1 million: the Chief Financial Officer or the Chief Executive Officer. [1]"

@@ -38,3 +38,36 @@ def test_weighted_coverage():
     w = {"bereav": 3.0, "leav": 1.0}.get
     assert coverage(["bereav", "leav"], {"leav", "annual"}, lambda t: w(t) or 1.0) == 0.25
     assert coverage([], {"x"}, lambda t: 1.0) == 1.0
+
+
+def test_amount_ranges_and_range_conflicts():
+    from ragbench.llm.signals import amount_ranges, amount_terms_met, asked_amount, money_value, range_conflicts
+
+    assert money_value("£1 million") == 1_000_000.0 and money_value("€12,000") == 12_000.0
+    assert money_value("$2.5k") == 2_500.0
+    inf = float("inf")
+    assert amount_ranges("Up to £250,000: Executive team members.") == [(0.0, 250_000.0, True, True)]
+    assert amount_ranges("Purchases above €2,000 and up to €12,000 need two quotes.") == \
+        [(2_000.0, 12_000.0, False, True)]
+    assert amount_ranges("For purchases between £10,000 and £50,000, obtain three quotes.") == \
+        [(10_000.0, 50_000.0, True, True)]
+    assert amount_ranges("Bands run €52,000 to €66,000.") == [(52_000.0, 66_000.0, True, True)]
+    assert amount_ranges("Debts under £100 are written off.") == [(0.0, 100.0, True, False)]
+    assert amount_ranges("The fee is €45 per visit.") == []  # an amount, not a band
+    assert asked_amount("Who may sign a contract worth £400,000?") == (400_000.0, 400_000.0, True, True)
+    assert asked_amount("Who approves it once it's over €12,000?") == (12_000.0, inf, False, False)
+    assert asked_amount("Is £5 or £10 the fee?") is None  # two amounts: no one amount asked about
+    assert asked_amount("Who signs contracts?") is None
+    q = "Who may sign a contract worth £400,000 for Ferrowick?"
+    assert range_conflicts(q, "Up to £250,000: Executive team members.") == ["400,000≠0–250,000"]
+    assert range_conflicts(q, "Up to £1 million: the Chief Financial Officer.") == []
+    assert range_conflicts(q, "The CFO signs every contract.") == []  # no band stated: nothing contradicts
+    # Bounds: "over €12,000" excludes a band that ends at €12,000 and holds one that starts above it.
+    q = "Who approves it once it's over €12,000?"
+    assert range_conflicts(q, "Purchases above €2,000 and up to €12,000 need two quotes.") == ["12,000+≠2,000–12,000"]
+    assert range_conflicts(q, "Purchases above €12,000 need three quotes.") == []
+    assert range_conflicts("What about £100?", "Debts under £100 are written off.") == ["100≠0–100"]
+    assert range_conflicts("What about £100?", "Debts up to £100 are written off.") == []
+    # The amount's digits count as answered when a stated band holds it.
+    assert amount_terms_met("Who may sign a contract worth £400,000?", "Up to £1 million: the CFO.") == {"400", "000"}
+    assert amount_terms_met("Who may sign a contract worth £400,000?", "Up to £250,000: executives.") == set()
