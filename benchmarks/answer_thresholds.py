@@ -1,15 +1,16 @@
 """Choose the answerability thresholds on one golden set and report them on another (docs/answers.md).
 
 Every question of each set is answered once with the three thresholds out of play (``answer.answerability_min_
-coverage`` and ``_min_similarity`` at 1.0, so that every answer that passes the other checks is refused on them
-and its soft coverage and similarity are recorded; ``answer.restricted_gap`` at 1.0, so the gap is measured and
-never refuses). A choice then decides offline: refused ⇔ refused for another reason, or restricted gap ≥ g (g >
-0), or soft coverage < c and similarity < s. The pair grid (c in 0–1 step 0.05, s in 0.20–0.94 step 0.02) is
-searched on each set alone and on both pooled, with g at its configured value, for the share of questions
-*handled right* (a should-refuse question refused, an answerable one answered with its golden fact; ``--objective
-refusal`` for plain refusal accuracy, which counts a wrong answer as right); every pair reaching the best value is
-a choice (small sets have flat optima), and each is reported on every set. Then g (0 = off, 0.05–0.6 step 0.05)
-is chosen on each set at that set's chosen pairs and reported on the other.
+coverage`` and ``_min_similarity`` at 1.0, so that every answer that passes the other checks is refused on them and
+its soft coverage and similarity are recorded, for a multi-part question also each part's; ``answer.
+restricted_gap`` at 1.0, so the gap is measured and never refuses). A choice then decides offline: refused ⇔ refused
+for another reason, or restricted gap ≥ g (g > 0), or soft coverage < c and similarity < s (for a multi-part
+question: for the whole question and for every part, as the service does). The pair grid (c in 0–1 step 0.05, s in
+0.20–0.94 step 0.02) is searched on each set alone and on both pooled, with g at its configured value, for the share
+of questions *handled right* (a should-refuse question refused, an answerable one answered with its golden fact;
+``--objective refusal`` for plain refusal accuracy, which counts a wrong answer as right); every pair reaching the
+best value is a choice (small sets have flat optima), and each is reported on every set. Then g (0 = off, 0.05–0.6
+step 0.05) is chosen on each set at that set's chosen pairs and reported on the other.
 ``--ranks`` adds where dense retrieval puts the first chunk holding an answerable question's fact (top 1 / top 5,
 per slice).
 
@@ -43,6 +44,8 @@ class Row:
     gap: float  # AnsweringService.restricted_gap
     tag: str
     fact: bool  # answerable, and the reply (refused or not) holds the golden fact (or the question names none)
+    whole_other: bool = False  # the whole-question check failed for a reason no threshold can undo
+    parts: tuple[tuple[bool, float, float], ...] = ()  # per part of a multi-part question: (other, coverage, sim)
 
 
 def features(data: str) -> list[Row]:
@@ -57,19 +60,29 @@ def features(data: str) -> list[Row]:
     for q in golden.questions:
         a = answers[q.qid]
         check = a.answerability
-        on_thresholds = a.refusal_reason == "unanswerable-question" and check is not None \
-            and str(check.reason or "").startswith("coverage")
+        on_thresholds = a.refusal_reason == "unanswerable-question" and check is not None and check.on_thresholds
         # A reply refused on the thresholds still has its grounded sentences: what it would have said.
         said = " ".join(x.sentence.text for x in a.sentences) if on_thresholds else a.answer
         fact = not q.should_refuse and (not q.answer_fact or q.answer_fact.lower() in said.lower())
+        parts = tuple((_other(r.reason), r.soft_coverage, r.similarity) for _, r in check.parts) if check else ()
         rows.append(Row(q.should_refuse, a.refused and not on_thresholds,
                         check.soft_coverage if check is not None else 0.0,
-                        check.similarity if check is not None else 0.0, a.restricted_gap, q.tag, fact))
+                        check.similarity if check is not None else 0.0, a.restricted_gap, q.tag, fact,
+                        check is not None and _other(check.reason), parts))
     return rows
 
 
+def _other(reason: str | None) -> bool:
+    """Refused for a reason other than the two thresholds (answer type, conflict, unknown name)."""
+    return reason is not None and not reason.startswith("coverage")
+
+
 def refused(r: Row, c: float, s: float, g: float = GAP) -> bool:
-    return r.other or (g > 0 and r.gap >= g) or not (r.coverage >= c or r.similarity >= s)
+    def fails(other: bool, cov: float, sim: float) -> bool:
+        return other or not (cov >= c or sim >= s)
+
+    return r.other or (g > 0 and r.gap >= g) or (fails(r.whole_other, r.coverage, r.similarity)
+                                                and all(fails(*p) for p in r.parts))
 
 
 def accuracy(rows: list[Row], c: float, s: float, g: float = GAP, tag: str | None = None) -> float:

@@ -26,7 +26,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -172,7 +172,9 @@ class AnswerabilityReport:
 
     ``coverage``: exact weighted coverage of the question's terms by the answer sentences and their contexts
     (titles, headings); ``soft_coverage``: the same with near-synonyms credited; ``similarity``: best cosine of
-    the question and an answer sentence; ``conflicts``: qualifiers of the question the answer contradicts."""
+    the question and an answer sentence; ``conflicts``: qualifiers of the question the answer contradicts;
+    ``parts``: for a multi-part question the whole check refused, each part's own text and report
+    (:func:`combine_parts`)."""
 
     coverage: float
     similarity: float
@@ -184,6 +186,39 @@ class AnswerabilityReport:
     conflicts: tuple[str, ...] = ()
     unknown: tuple[tuple[str, float], ...] = ()
     rarest_missing: str | None = None
+    parts: tuple[tuple[str, AnswerabilityReport], ...] = ()
+
+    @property
+    def unanswered_parts(self) -> tuple[str, ...]:
+        """The parts of an answered multi-part question that no answer sentence answers on its own."""
+        return tuple(text for text, r in self.parts if not r.answerable) if self.answerable else ()
+
+    @property
+    def on_thresholds(self) -> bool:
+        """Refused (at least partly) on the coverage and similarity thresholds, so other thresholds could
+        answer it (what ``benchmarks/answer_thresholds.py`` records)."""
+        return not self.answerable and (_on_thresholds(self.reason)
+                                        or any(_on_thresholds(r.reason) for _, r in self.parts))
+
+
+def _on_thresholds(reason: str | None) -> bool:
+    return reason is not None and reason.startswith("coverage")
+
+
+def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, AnswerabilityReport]]
+                  ) -> AnswerabilityReport:
+    """The verdict on a multi-part question ("How many of us have to go, and can the drugs stay in the car?")
+    that the whole check refused: answered when one part is answered on its own (a partial answer, the other
+    parts listed in :attr:`AnswerabilityReport.unanswered_parts`), else refused with every part's reason. A
+    two-part question mixes two topics, so its coverage and cosine against either part's sentences are low."""
+    if whole.answerable or not parts:
+        return whole
+    if any(r.answerable for _, r in parts):
+        return replace(whole, answerable=True, reason=None, parts=tuple(parts))
+    reason = whole.reason if _on_thresholds(whole.reason) else None
+    reasons = "; ".join(f"{text!r}: {r.reason}" for text, r in parts)
+    head = f"{reason} (whole question)" if reason else str(whole.reason)
+    return replace(whole, parts=tuple(parts), reason=f"{head}; parts: {reasons}")
 
 
 _WORD_SHAPE = re.compile(r"[^\W\d_][\w'’-]*")

@@ -24,7 +24,8 @@ from ..llm.signals import contexts, heading_trail, paragraph_headings, salient_t
 from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
-from .answerability import AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess
+from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess,
+                            combine_parts)
 from .judge import AnswerJudge
 from .parts import interleave, question_parts
 from .quarantine import Quarantine
@@ -87,13 +88,18 @@ class Answer:
     def cited_doc_ids(self) -> list[str]:
         return list(dict.fromkeys(c.doc_id for c in self.citations))
 
+    @property
+    def unanswered_parts(self) -> tuple[str, ...]:
+        """The parts of a multi-part question this (partial) answer does not answer (none when refused)."""
+        return () if self.refused or self.answerability is None else self.answerability.unanswered_parts
+
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON record."""
         return {"answer": self.answer, "refused": self.refused, "refusal_reason": self.refusal_reason,
                 "citations": [c.to_json() for c in self.citations], "support_ratio": round(self.support_ratio, 6),
                 "prompt_version": self.prompt_version, "model_id": self.model_id,
                 "retrieval_mode": self.retrieval_mode, "context_tokens": self.context_tokens,
-                "answer_id": self.answer_id, "error": self.error}
+                "answer_id": self.answer_id, "error": self.error, "unanswered_parts": list(self.unanswered_parts)}
 
     def to_row(self, qid: str) -> dict[str, Any]:
         """A row of the ``answers`` table (plus the optional columns)."""
@@ -411,12 +417,24 @@ class AnsweringService:
         if self._matcher is None and self.embedder is not None:
             self._matcher = WordMatcher(self.embedder)
         sentences = [s.sentence.text for s in report.sentences]
+        titles = self.sentence_contexts(report, hits)
         c = self.cfg
-        return assess(question.strip(), query, sentences, self.sentence_contexts(report, hits), self.term_weights(who),
-                      self.embedder, c.answerability_min_coverage, c.answerability_min_similarity,
-                      c.answerability_types, self._matcher, c.answerability_min_word_similarity,
-                      c.answerability_conflicts, c.answerability_min_unknown_similarity, c.answerability_rarest,
-                      c.answerability_names)
+
+        def check(asked: str, standalone: str) -> AnswerabilityReport:
+            return assess(asked, standalone, sentences, titles, self.term_weights(who), self.embedder,
+                          c.answerability_min_coverage, c.answerability_min_similarity, c.answerability_types,
+                          self._matcher, c.answerability_min_word_similarity, c.answerability_conflicts,
+                          c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names)
+
+        whole = check(question.strip(), query)
+        parts = question_parts(query) if c.decompose and not whole.answerable else [query]
+        if len(parts) < 2:
+            return whole
+        # The user's own wording of each part when it splits the same way (a follow-up's carried subject is on
+        # every part of the standalone form).
+        own = question_parts(question.strip())
+        own = own if len(own) == len(parts) else parts
+        return combine_parts(whole, [(p, check(o, p)) for o, p in zip(own, parts)])
 
     def _refusal(self, base: dict[str, Any], reason: str, ratio: float, context_tokens: int, hits: Sequence[Hit],
                  sentences: tuple[SentenceSupport, ...] = (), error: str | None = None, prompt_tokens: int = 0,

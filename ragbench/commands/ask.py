@@ -5,7 +5,8 @@ By default it answers over the bundled golden corpus (``data/golden``), indexed 
 MiniLM embeddings (:mod:`ragbench.eval.assistant`); ``--store`` points at another store (then ``--principals``
 gives its principals file). Each answer is logged as an MLflow run (experiment ``ragbench-ask``). With ``--json``
 stdout is one JSON line with ``answer, refused, refusal_reason, citations [{doc_id, title, chunk_id, start, end}],
-support_ratio, prompt_version, model_id`` (plus retrieval_mode, context_tokens, answer_id, error, mlflow_run_id).
+support_ratio, prompt_version, model_id`` (plus retrieval_mode, context_tokens, answer_id, error, unanswered_parts,
+mlflow_run_id). A multi-part question answered in part lists the parts no sentence answers.
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ def answer_lines(answer: Any) -> list[str]:
     lines = [answer.answer]
     if answer.refused:
         lines.append(f"(refused: {answer.refusal_reason}" + (f"; {answer.error}" if answer.error else "") + ")")
+    lines += [f"(not answered: {part})" for part in getattr(answer, "unanswered_parts", ())]
     lines += [f"  [{c.n}] {c.title} ({c.doc_id}, chars {c.start}-{c.end})" for c in answer.citations]
     lines.append(f"  prompt {answer.prompt_version} · model {answer.model_id} · {answer.retrieval_mode} · "
                  f"support {answer.support_ratio:.2f}")

@@ -40,8 +40,12 @@ _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "ly")
 def stem(token: str) -> str:
     """A light suffix strip so that inflections meet (``approves``/``approved``/``approve`` → ``approv``,
     ``dogs`` → ``dog``, ``policies`` → ``policy``); digits and words of ≤ 3 letters are unchanged."""
-    if token.isdigit() or len(token) <= 3:
+    if token.isdigit():
         return token
+    if len(token) <= 3:
+        # An acronym's plural ("pcs", "ids") meets its singular; other short words are unchanged.
+        return token[:-1] if len(token) == 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")) \
+            else token
     if token.endswith(("ies", "ied")) and len(token) > 4:
         return token[:-3] + "y"
     for suffix in _SUFFIXES:

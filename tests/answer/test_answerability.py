@@ -222,3 +222,49 @@ def test_a_name_no_readable_document_mentions_is_unanswerable():
     # a name the readable corpus knows is no reason to refuse
     known = TermWeights.from_texts([OFFICE, PETS, "Fenwick dogs stay home."])
     assert assess(q, q, ["Dogs are welcome in the office on Fridays."], [], known, None, 0.0, 0.0).answerable
+
+
+def test_a_multi_part_question_is_answered_when_one_part_is():
+    """The whole two-part question covers too little (the second part asks about something the staff member cannot
+    read), its first part is covered in full: a partial answer, the unanswered part named in the JSON."""
+    store = make_store(DOCS)
+    q = "Can I bring my dog to the office, and what is the zebraquartz bonus pool?"
+    svc = _service(store, ExtractiveChatModel(), restricted_gap=0.0, answerability_min_coverage=0.6)
+    a = svc.answer(q, "staff")
+    assert not a.refused and a.answer == "Staff may bring a calm dog to the office on Fridays. [1]"
+    check = a.answerability
+    assert check.answerable and check.coverage < 0.6  # the whole question alone would be refused
+    assert [(text, r.answerable, r.coverage) for text, r in check.parts] == [
+        ("Can I bring my dog to the office", True, 1.0), ("what is the zebraquartz bonus pool?", False, 0.0)]
+    assert a.unanswered_parts == ("what is the zebraquartz bonus pool?",)
+    assert a.to_json()["unanswered_parts"] == ["what is the zebraquartz bonus pool?"]
+    from ragbench.commands.ask import answer_lines
+
+    assert answer_lines(a)[:2] == [a.answer, "(not answered: what is the zebraquartz bonus pool?)"]
+    # With decomposition off, the whole check decides: refused.
+    off = _service(store, ExtractiveChatModel(), restricted_gap=0.0, answerability_min_coverage=0.6,
+                   decompose=False).answer(q, "staff")
+    assert (off.refused, off.refusal_reason, off.unanswered_parts) == (True, "unanswerable-question", ())
+    assert off.to_json()["unanswered_parts"] == []
+    # A one-part question has no parts.
+    one = svc.answer("Can I bring my dog to the office?", "staff")
+    assert not one.refused and one.answerability.parts == () and one.unanswered_parts == ()
+
+
+def test_combine_parts_verdicts():
+    from ragbench.answer.answerability import AnswerabilityReport, combine_parts
+
+    def report(ok: bool, reason: str | None = None) -> AnswerabilityReport:
+        return AnswerabilityReport(0.2, 0.3, None, True, ok, reason)
+
+    whole = report(False, "coverage 0.20 < 0.55 and similarity 0.30 < 0.62")
+    assert combine_parts(report(True), [("a", report(False, "x"))]) == report(True)  # the whole decides first
+    assert combine_parts(whole, []) == whole
+    partial = combine_parts(whole, [("a?", report(True)), ("b?", report(False, "no number in the answer"))])
+    assert (partial.answerable, partial.reason, partial.unanswered_parts) == (True, None, ("b?",))
+    none = combine_parts(whole, [("a?", report(False, "no number in the answer")), ("b?", report(False, "coverage x"))])
+    assert not none.answerable and none.unanswered_parts == () and none.on_thresholds
+    assert none.reason == ("coverage 0.20 < 0.55 and similarity 0.30 < 0.62 (whole question); parts: "
+                           "'a?': no number in the answer; 'b?': coverage x")
+    typed = combine_parts(report(False, "no person in the answer"), [("a?", report(False, "no number in the answer"))])
+    assert not typed.on_thresholds and typed.reason == "no person in the answer; parts: 'a?': no number in the answer"

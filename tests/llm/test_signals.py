@@ -71,3 +71,13 @@ def test_amount_ranges_and_range_conflicts():
     # The amount's digits count as answered when a stated band holds it.
     assert amount_terms_met("Who may sign a contract worth £400,000?", "Up to £1 million: the CFO.") == {"400", "000"}
     assert amount_terms_met("Who may sign a contract worth £400,000?", "Up to £250,000: executives.") == set()
+
+
+def test_stem_meets_an_acronyms_plural_and_keeps_other_short_words():
+    from ragbench.llm.signals import stem
+
+    assert stem("pcs") == stem("pc") == "pc"
+    assert stem("ids") == "id" and stem("gps") == "gp"
+    assert stem("ass") == "ass" and stem("bus") == "bus" and stem("cat") == "cat"
+    assert stem("p4") == "p4" and stem("2026") == "2026"
+    assert stem("dogs") == "dog" and stem("policies") == "policy" and stem("approves") == stem("approved")
