@@ -115,6 +115,7 @@ def test_valid_token_answers_with_citations(server):
     assert body["citations"][0]["marker"] == 2
     assert body["prompt_version"] == "rag.answer@v1" and body["model_id"] == "extractive-v1"
     assert body["request_id"] == r.headers["x-request-id"]
+    assert body["unanswered_parts"] == []  # a one-part question
 
 
 @pytest.mark.parametrize("case", ["missing", "expired", "wrong-secret", "alg-none", "no-clearance", "bad-clearance",
