@@ -170,7 +170,8 @@ class AnswerConfig:
     # A name or acronym of the question ("Fenwick", "LTIP") that no readable document contains is unanswerable.
     answerability_names: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
-    # rota receive …") is extended back to the start of that sentence, up to this many characters; 0 = off.
+    # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
+    # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.
     whole_sentences: int = 300
     # A passage whose document title marks it out of force ("— SUPERSEDED", "archived", "withdrawn") weighs this
     # much in the extractive reader, so the current version of a policy wins over its predecessor; 1 = off.

@@ -198,7 +198,8 @@ class AnsweringService:
 
     def _context(self, hits: Sequence[Hit]) -> list[Hit]:
         """Titles, spans and text filled from the store where the retriever left them out; a chunk cut
-        mid-sentence extended to the sentence start (:meth:`_whole_sentence_start`)."""
+        mid-sentence extended to the sentence start and end (:meth:`_whole_sentence_start`,
+        :meth:`_whole_sentence_end`)."""
         titles: dict[str, str] | None = None
         texts: dict[str, str | None] = {}  # each document read once per answer
         out = []
@@ -210,11 +211,11 @@ class AnsweringService:
                 chunk = self.store.get_chunk(h.chunk_id)
                 if chunk is not None and chunk.doc_id == h.doc_id:
                     h = replace(h, text=h.text or chunk.text, start=chunk.start, end=chunk.end)
-            if self.cfg.whole_sentences > 0 and h.start > 0:
+            if self.cfg.whole_sentences > 0:
                 if h.doc_id not in texts:
                     doc = self.store.get_document(h.doc_id)
                     texts[h.doc_id] = doc.text if doc is not None else None
-                h = self._whole_sentence_start(h, texts[h.doc_id])
+                h = self._whole_sentence_end(self._whole_sentence_start(h, texts[h.doc_id]), texts[h.doc_id])
             out.append(h)
         return out
 
@@ -235,6 +236,24 @@ class AnsweringService:
         while start < hit.start and doc_text[start].isspace():
             start += 1
         return hit if start >= hit.start else replace(hit, text=doc_text[start:hit.end], start=start)
+
+    def _whole_sentence_end(self, hit: Hit, doc_text: str | None) -> Hit:
+        """``hit`` extended forward to the end of the sentence its last character is in (at most
+        ``answer.whole_sentences`` characters on): a chunk cut inside a sentence ("… the agreed headline price is
+        €3." of "€3.4 million") would otherwise be quoted as a shorter, false sentence."""
+        limit = self.cfg.whole_sentences
+        if limit <= 0 or doc_text is None or hit.end <= hit.start or hit.end >= len(doc_text) \
+                or doc_text[hit.start:hit.end] != hit.text:
+            return hit
+        hi = min(len(doc_text), hit.end + limit)
+        last = hit.end - 1 - hit.start
+        span = next(((a, b) for a, b in answer_sentence_spans(doc_text[hit.start:hi]) if a <= last < b), None)
+        if span is None or span[1] <= last + 1 or (hit.start + span[1] == hi and hi < len(doc_text)):
+            return hit  # ends at a sentence end, or the sentence runs on past the limit: leave the chunk as it is
+        end = hit.start + span[1]
+        while end > hit.end and doc_text[end - 1].isspace():
+            end -= 1
+        return hit if end <= hit.end else replace(hit, text=doc_text[hit.start:end], end=end)
 
     # ------------------------------------------------------------------------------------------ answering
 

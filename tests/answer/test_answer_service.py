@@ -274,3 +274,29 @@ def test_a_fact_only_a_restricted_document_holds_is_refused(store):
     assert service(store).restricted_gap(Q, HR, 1.0) == 0.0
     with pytest.raises(ConfigError, match="restricted_gap"):
         service(store, cfg=AnswerConfig(restricted_gap=1.5)).answer(Q, "hr-user")
+
+
+def test_a_chunk_cut_mid_sentence_is_extended_to_the_sentence_end(store):
+    from ragbench.schema import Hit
+
+    svc = service(store)
+    # "…receive 25|" cut inside a number would read as a false, shorter sentence.
+    cut = PTO.index("25") + 1
+    hit = Hit("c0", "pto", 1.0, 0, PTO[:cut], "HR Policy: Paid time off", 0, cut)
+    whole = svc._whole_sentence_end(hit, PTO)
+    first = PTO.index("per year.") + len("per year.")
+    assert (whole.text, whole.start, whole.end) == (PTO[:first], 0, first)
+    # Cut right after a sentence end, at the document end, or not a slice of its document: unchanged.
+    done = Hit("c0", "pto", 1.0, 0, PTO[:first], "", 0, first)
+    assert svc._whole_sentence_end(done, PTO) is done
+    tail = Hit("c1", "pto", 1.0, 0, PTO[first + 1:], "", first + 1, len(PTO))
+    assert svc._whole_sentence_end(tail, PTO) is tail
+    stale = Hit("c0", "pto", 1.0, 0, "something else", "", 0, cut)
+    assert svc._whole_sentence_end(stale, PTO) is stale
+    # A sentence that ends further on than answer.whole_sentences is left as retrieved; 0 switches it off.
+    assert service(store, cfg=AnswerConfig(whole_sentences=5))._whole_sentence_end(hit, PTO) is hit
+    assert service(store, cfg=AnswerConfig(whole_sentences=0))._whole_sentence_end(hit, PTO) is hit
+    # A decimal point is no sentence end: "3.|5 million" is extended past it.
+    board = "The CEO pool is 3.5 million pounds. It vests in 2027."
+    num = Hit("b0", "board", 1.0, 0, board[:18], "", 0, 18)
+    assert svc._whole_sentence_end(num, board).text == "The CEO pool is 3.5 million pounds."
