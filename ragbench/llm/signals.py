@@ -12,9 +12,9 @@ All of these are corpus-independent text rules (no list of this or that organisa
   (``part-time`` vs ``full-time``), or the question's head noun under another modifier (``bereavement leave`` vs
   ``annual leave``, ``CEO salary`` vs ``base salary``) — each only when the asked qualifier itself is absent from
   the evidence;
-* **amount ranges** (:func:`range_conflicts`) — the question names an amount of money ("a contract worth
-  £400,000", "once it's over €12,000") and a sentence states a band that excludes it ("Up to £250,000: …"): the
-  rule for another amount;
+* **amount ranges** (:func:`range_conflicts`) — the question names a quantity ("a contract worth £400,000", "once
+  it's over €12,000", "a 15 per cent discount") and a sentence states a band of the same unit that excludes it
+  ("Up to £250,000: …", "Up to 10 per cent: …"): the rule for another amount;
 * **headings** — the Markdown headings a position in a document sits under (:func:`heading_trail`).
 """
 from __future__ import annotations
@@ -178,27 +178,53 @@ def modifier_conflicts(question: str, evidence: str) -> list[str]:
 
 # ------------------------------------------------------------------------------------------ amount ranges
 
-_MONEY = r"[£€$]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|mn|m|billion|bn|k)\b)?"
+#: A quantity: an optional currency sign, a number, an optional scale and an optional unit ("€12,000", "£1 million",
+#: "15 per cent", "5,000 km", "30 minutes"). Only a number with a currency sign or a unit can be compared.
+_QUANTITY = re.compile(
+    r"(?P<cur>[£€$])?\s?(?<![\w.,])(?P<num>\d[\d,]*(?:\.\d+)?)(?![\d])"
+    r"(?:\s?(?P<scale>million|billion|bn|mn|m|k)\b)?"
+    r"(?:\s?(?P<unit>%|per\s?cent\b|percent\b|km\b|kilomet(?:re|er)s?\b|miles?\b|days?\b|weeks?\b|months?\b|"
+    r"years?\b|hours?\b|minutes?\b|ml\b|kg\b))?", re.IGNORECASE)
 _SCALE = {"k": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9, "billion": 1e9}
-_BETWEEN = re.compile(rf"\bbetween\s+({_MONEY})\s+and\s+({_MONEY})|({_MONEY})\s*(?:to|–|-)\s*({_MONEY})",
-                      re.IGNORECASE)
-_BOUND = re.compile(rf"\b(up\s+to|not\s+more\s+than|no\s+more\s+than|at\s+most|a\s+maximum\s+of|under|below|"
-                    rf"less\s+than|above|over|more\s+than|exceeding|in\s+excess\s+of|at\s+least|from|"
-                    rf"a\s+minimum\s+of)\s+({_MONEY})", re.IGNORECASE)
-_AMOUNT = re.compile(_MONEY, re.IGNORECASE)
-_UPPER_INCL = ("up to", "not more than", "no more than", "at most", "a maximum of")
+_BOUND_WORD = (r"up\s+to|not\s+more\s+than|no\s+more\s+than|at\s+most|a\s+maximum\s+of|within|the\s+first|first|"
+               r"under|below|less\s+than|above|over|more\s+than|exceeding|in\s+excess\s+of|at\s+least|from|"
+               r"a\s+minimum\s+of")
+_BOUND = re.compile(rf"\b({_BOUND_WORD})\s+(?=[£€$]?\s?\d)", re.IGNORECASE)
+_UPPER_INCL = ("up to", "not more than", "no more than", "at most", "a maximum of", "within", "the first", "first")
 _UPPER_EXCL = ("under", "below", "less than")
 _LOWER_EXCL = ("above", "over", "more than", "exceeding", "in excess of")
 
 Interval = tuple[float, float, bool, bool]  # low, high, low included, high included
+Band = tuple[str, Interval]  # unit ("€", "%", "km", "day", …) and interval
 
 
-def money_value(text: str) -> float:
-    """The value of a money expression ("£1 million" → 1e6, "€12,000" → 12000)."""
-    m = re.match(r"[£€$]\s?([\d,]*\d(?:\.\d+)?)\s?([a-z]*)", text.strip(), re.IGNORECASE)
+def _unit(m: re.Match[str]) -> str | None:
+    """A quantity's unit: its currency sign, "%", "km", "day", "minute", …; ``None`` for a bare number."""
+    if m.group("cur"):
+        return m.group("cur")
+    unit = m.group("unit")
+    if unit is None:
+        return "m" if (m.group("scale") or "").lower() == "m" else None  # "10 m" without a currency: metres
+    u = re.sub(r"\s+", "", unit.lower())
+    if u == "%" or u.startswith("per"):
+        return "%"
+    if u.startswith("kilomet"):
+        return "km"
+    return u[:-1] if u.endswith("s") else u  # days → day, minutes → minute
+
+
+def _value(m: re.Match[str]) -> float:
+    scale = (m.group("scale") or "").lower()
+    factor = _SCALE.get(scale, 1.0) if (scale != "m" or m.group("cur")) else 1.0
+    return float(m.group("num").replace(",", "")) * factor
+
+
+def amount_value(text: str) -> float:
+    """The value of an amount ("£1 million" → 1e6, "€12,000" → 12000, "15 per cent" → 15)."""
+    m = _QUANTITY.search(text)
     if m is None:
-        raise ValueError(f"not an amount of money: {text!r}")
-    return float(m.group(1).replace(",", "")) * _SCALE.get(m.group(2).lower(), 1.0)
+        raise ValueError(f"not an amount: {text!r}")
+    return _value(m)
 
 
 def _bound(word: str, value: float) -> Interval:
@@ -212,34 +238,69 @@ def _bound(word: str, value: float) -> Interval:
     return (value, float("inf"), True, False)  # at least, from, a minimum of
 
 
-def amount_ranges(text: str) -> list[Interval]:
-    """The bands of money a text states: "between £1,000 and £5,000" / "€52,000 to €66,000", "up to £250,000",
-    "above €12,000"; one lower and one upper bound in the same text make one band ("above €2,000 and up to
-    €12,000")."""
-    bands: list[Interval] = []
-    for m in _BETWEEN.finditer(text):
-        a, b = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        lo, hi = sorted((money_value(a), money_value(b)))
-        bands.append((lo, hi, True, True))
-    rest = _BETWEEN.sub(" ", text)
-    bounds = [_bound(m.group(1), money_value(m.group(2))) for m in _BOUND.finditer(rest)]
-    lows = [b for b in bounds if b[1] == float("inf")]
-    highs = [b for b in bounds if b[1] != float("inf")]
-    if len(lows) == 1 and len(highs) == 1 and lows[0][0] < highs[0][1]:
-        return bands + [(lows[0][0], highs[0][1], lows[0][2], highs[0][3])]
-    return bands + bounds
+def _quantities(text: str) -> list[re.Match[str]]:
+    return [m for m in _QUANTITY.finditer(text) if m.group("num")]
 
 
-def asked_amount(question: str) -> Interval | None:
-    """The one amount of money a question is about, as a band ("worth £400,000" is the point, "over €12,000"
-    everything above); ``None`` when it names no amount or several."""
+def amount_ranges(text: str) -> list[Band]:
+    """The bands a text states, each with its unit: "between £1,000 and £5,000" / "€52,000 to €66,000", "up to
+    £250,000", "above €12,000", "over 10 and up to 20 per cent", "within 30 minutes", "the first 5,000 km". One
+    lower and one upper bound of the same unit make one band ("above €2,000 and up to €12,000"). A bare number
+    takes the unit of the next quantity in the same phrase ("over 10 and up to 20 per cent"); one without any unit
+    is not a band."""
+    qs = _quantities(text)
+
+    def unit_at(i: int) -> str | None:
+        # The quantity's own unit, else that of the next quantity joined by "and" / "to" / a dash.
+        own = _unit(qs[i])
+        if own is not None or i + 1 >= len(qs):
+            return own
+        gap = text[qs[i].end():qs[i + 1].start()]
+        return _unit(qs[i + 1]) if re.fullmatch(r"\s*(?:and|to|–|-|and\s+(?:" + _BOUND_WORD + r"))\s*", gap,
+                                                re.IGNORECASE) else None
+
+    bands: list[Band] = []
+    used: set[int] = set()
+    for i in range(len(qs) - 1):
+        gap = text[qs[i].end():qs[i + 1].start()]
+        if not re.fullmatch(r"\s*(?:and|to|–|-)\s*", gap, re.IGNORECASE) or i in used:
+            continue
+        ranged = re.search(r"\bbetween\s*$", text[:qs[i].start()], re.IGNORECASE) is not None \
+            or re.fullmatch(r"\s*(?:to|–|-)\s*", gap) is not None
+        unit = unit_at(i + 1) or unit_at(i)
+        if ranged and unit is not None:
+            lo, hi = sorted((_value(qs[i]), _value(qs[i + 1])))
+            bands.append((unit, (lo, hi, True, True)))
+            used |= {i, i + 1}
+    bounds: dict[str, list[Interval]] = {}
+    for m in _BOUND.finditer(text):
+        j = next((k for k, q in enumerate(qs) if q.start() >= m.end() - 1 and k not in used), None)
+        if j is None or text[m.end():qs[j].start()].strip(" £€$") != "":
+            continue
+        unit = unit_at(j)
+        if unit is not None:
+            bounds.setdefault(unit, []).append(_bound(m.group(1), _value(qs[j])))
+            used.add(j)
+    for unit, found in bounds.items():
+        lows = [b for b in found if b[1] == float("inf")]
+        highs = [b for b in found if b[1] != float("inf")]
+        if len(lows) == 1 and len(highs) == 1 and lows[0][0] < highs[0][1]:
+            bands.append((unit, (lows[0][0], highs[0][1], lows[0][2], highs[0][3])))
+        else:
+            bands += [(unit, b) for b in found]
+    return bands
+
+
+def asked_amount(question: str) -> Band | None:
+    """The one quantity a question is about, as a band with its unit ("worth £400,000" is the point, "over
+    €12,000" everything above, "within 30 minutes" up to 30); ``None`` when it names none or several."""
     bands = amount_ranges(question)
     if len(bands) == 1:
         return bands[0]
-    points = _AMOUNT.findall(question)
+    points = [(u, _value(m)) for m in _quantities(question) if (u := _unit(m)) is not None]
     if not bands and len(points) == 1:
-        v = money_value(points[0])
-        return (v, v, True, True)
+        unit, v = points[0]
+        return (unit, (v, v, True, True))
     return None
 
 
@@ -262,25 +323,31 @@ def _show(band: Interval) -> str:
 
 
 def range_conflicts(question: str, sentence: str) -> list[str]:
-    """``["asked≠stated"]`` when the question is about one amount of money and every band ``sentence`` states
-    excludes it ("Who may sign a contract worth £400,000?" against "Up to £250,000: Executive team members."),
-    else ``[]``: the sentence gives the rule for another amount."""
+    """``["asked≠stated"]`` when the question is about one quantity and every band of the same unit that
+    ``sentence`` states excludes it ("Who may sign a contract worth £400,000?" against "Up to £250,000: Executive
+    team members."; "a 15 per cent discount" against "Up to 10 per cent: …"), else ``[]``: the sentence gives the
+    rule for another amount. Bands of other units are not compared."""
     asked = asked_amount(question)
     if asked is None:
         return []
-    bands = amount_ranges(sentence)
-    if bands and all(_disjoint(asked, b) for b in bands):
-        return [f"{_show(asked)}≠{_show(bands[0])}"]
+    unit, wanted = asked
+    bands = [b for u, b in amount_ranges(sentence) if u == unit]
+    if bands and all(_disjoint(wanted, b) for b in bands):
+        return [f"{_show(wanted)}≠{_show(bands[0])}"]
     return []
 
 
 def amount_terms_met(question: str, evidence: str) -> set[str]:
-    """The terms of the question's amount of money ("400", "000" of "£400,000") when ``evidence`` states a band
-    that holds it ("Up to £1 million: …"): the amount is answered, though its digits are not repeated."""
+    """The terms of the question's quantity ("400", "000" of "£400,000"; "15", "cent" of "15 per cent") when
+    ``evidence`` states a band of the same unit that holds it ("Up to £1 million: …"): the quantity is answered,
+    though its digits are not repeated."""
     asked = asked_amount(question)
-    if asked is None or not any(not _disjoint(asked, b) for b in amount_ranges(evidence)):
+    if asked is None:
         return set()
-    return {t for m in _AMOUNT.finditer(question) for t in term_set(m.group())}
+    unit, wanted = asked
+    if not any(u == unit and not _disjoint(wanted, b) for u, b in amount_ranges(evidence)):
+        return set()
+    return {t for m in _quantities(question) if _unit(m) == unit for t in term_set(m.group())}
 
 
 # ------------------------------------------------------------------------------------------ headings

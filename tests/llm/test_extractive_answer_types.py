@@ -87,3 +87,12 @@ def test_a_band_of_money_that_excludes_the_asked_amount_loses():
     q = "Who may sign a contract worth £400,000?"
     assert ask(ExtractiveChatModel(), q, [Passage(1, text, 1.0, context="Contract signature limits")]) == \
         "Up to £1 million: the Chief Financial Officer or the Chief Executive Officer. [1]"
+
+
+def test_a_percentage_band_that_excludes_the_asked_share_loses():
+    text = ("Up to 10 per cent: the Account Executive may approve. "
+            "Over 10 and up to 20 per cent: the Regional Sales Director. "
+            "Over 20 per cent: the Chief Revenue Officer.")
+    q = "Who must approve a 15 per cent discount?"
+    assert ask(ExtractiveChatModel(), q, [Passage(1, text, 1.0, context="Discount approval")]) == \
+        "Over 10 and up to 20 per cent: the Regional Sales Director. [1]"

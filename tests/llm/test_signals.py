@@ -41,36 +41,53 @@ def test_weighted_coverage():
 
 
 def test_amount_ranges_and_range_conflicts():
-    from ragbench.llm.signals import amount_ranges, amount_terms_met, asked_amount, money_value, range_conflicts
+    from ragbench.llm.signals import amount_ranges, amount_terms_met, amount_value, asked_amount, range_conflicts
 
-    assert money_value("£1 million") == 1_000_000.0 and money_value("€12,000") == 12_000.0
-    assert money_value("$2.5k") == 2_500.0
+    assert amount_value("£1 million") == 1_000_000.0 and amount_value("€12,000") == 12_000.0
+    assert amount_value("$2.5k") == 2_500.0 and amount_value("15 per cent") == 15.0
     inf = float("inf")
-    assert amount_ranges("Up to £250,000: Executive team members.") == [(0.0, 250_000.0, True, True)]
+    assert amount_ranges("Up to £250,000: Executive team members.") == [("£", (0.0, 250_000.0, True, True))]
+    assert amount_ranges("Up to £1m: the CFO.") == [("£", (0.0, 1_000_000.0, True, True))]
     assert amount_ranges("Purchases above €2,000 and up to €12,000 need two quotes.") == \
-        [(2_000.0, 12_000.0, False, True)]
+        [("€", (2_000.0, 12_000.0, False, True))]
+    assert amount_ranges("Purchases from €2,500 up to €15,000 need two quotes.") == \
+        [("€", (2_500.0, 15_000.0, True, True))]
     assert amount_ranges("For purchases between £10,000 and £50,000, obtain three quotes.") == \
-        [(10_000.0, 50_000.0, True, True)]
-    assert amount_ranges("Bands run €52,000 to €66,000.") == [(52_000.0, 66_000.0, True, True)]
-    assert amount_ranges("Debts under £100 are written off.") == [(0.0, 100.0, True, False)]
+        [("£", (10_000.0, 50_000.0, True, True))]
+    assert amount_ranges("Bands run €52,000 to €66,000.") == [("€", (52_000.0, 66_000.0, True, True))]
+    assert amount_ranges("Debts under £100 are written off.") == [("£", (0.0, 100.0, True, False))]
+    # A bare number takes the unit of the next quantity in its phrase; a number without any unit is no band.
+    assert amount_ranges("Over 10 and up to 20 per cent: the Regional Sales Director.") == \
+        [("%", (10.0, 20.0, False, True))]
+    assert amount_ranges("The second dose follows 2 to 4 weeks later.") == [("week", (2.0, 4.0, True, True))]
+    assert amount_ranges("Notify the CISO within 30 minutes.") == [("minute", (0.0, 30.0, True, True))]
+    assert amount_ranges("€0.39 per km for the first 5,000 km.") == [("km", (0.0, 5_000.0, True, True))]
     assert amount_ranges("The fee is €45 per visit.") == []  # an amount, not a band
-    assert asked_amount("Who may sign a contract worth £400,000?") == (400_000.0, 400_000.0, True, True)
-    assert asked_amount("Who approves it once it's over €12,000?") == (12_000.0, inf, False, False)
+    assert amount_ranges("Review within 5 working days; the leave year runs from 1 April to 31 March.") == []
+    assert asked_amount("Who may sign a contract worth £400,000?") == ("£", (400_000.0, 400_000.0, True, True))
+    assert asked_amount("Who approves it once it's over €12,000?") == ("€", (12_000.0, inf, False, False))
+    assert asked_amount("Who must approve a 15 per cent discount?") == ("%", (15.0, 15.0, True, True))
     assert asked_amount("Is £5 or £10 the fee?") is None  # two amounts: no one amount asked about
-    assert asked_amount("Who signs contracts?") is None
+    assert asked_amount("Who signs contracts for 2 years?") == ("year", (2.0, 2.0, True, True))
+    assert asked_amount("Who signs contracts?") is None and asked_amount("What is the P4 target?") is None
     q = "Who may sign a contract worth £400,000 for Ferrowick?"
     assert range_conflicts(q, "Up to £250,000: Executive team members.") == ["400,000≠0–250,000"]
     assert range_conflicts(q, "Up to £1 million: the Chief Financial Officer.") == []
     assert range_conflicts(q, "The CFO signs every contract.") == []  # no band stated: nothing contradicts
+    assert range_conflicts(q, "Contracts over 2 years need Legal.") == []  # another unit is not compared
     # Bounds: "over €12,000" excludes a band that ends at €12,000 and holds one that starts above it.
     q = "Who approves it once it's over €12,000?"
     assert range_conflicts(q, "Purchases above €2,000 and up to €12,000 need two quotes.") == ["12,000+≠2,000–12,000"]
     assert range_conflicts(q, "Purchases above €12,000 need three quotes.") == []
     assert range_conflicts("What about £100?", "Debts under £100 are written off.") == ["100≠0–100"]
     assert range_conflicts("What about £100?", "Debts up to £100 are written off.") == []
-    # The amount's digits count as answered when a stated band holds it.
+    q = "Who must approve a 15 per cent discount off list price?"
+    assert range_conflicts(q, "Up to 10 per cent: the Account Executive may approve.") == ["15≠0–10"]
+    assert range_conflicts(q, "Over 10 and up to 20 per cent: the Regional Sales Director.") == []
+    # The amount's digits count as answered when a stated band of its unit holds it.
     assert amount_terms_met("Who may sign a contract worth £400,000?", "Up to £1 million: the CFO.") == {"400", "000"}
     assert amount_terms_met("Who may sign a contract worth £400,000?", "Up to £250,000: executives.") == set()
+    assert amount_terms_met("Who may sign a contract worth £400,000?", "Up to 1 million km.") == set()
 
 
 def test_stem_meets_an_acronyms_plural_and_keeps_other_short_words():
