@@ -81,8 +81,9 @@ def refused(r: Row, c: float, s: float, g: float = GAP) -> bool:
     def fails(other: bool, cov: float, sim: float) -> bool:
         return other or not (cov >= c or sim >= s)
 
-    return r.other or (g > 0 and r.gap >= g) or (fails(r.whole_other, r.coverage, r.similarity)
-                                                and all(fails(*p) for p in r.parts))
+    # Parts can rescue a whole question refused on the thresholds only (answerability.combine_parts).
+    return r.other or (g > 0 and r.gap >= g) or r.whole_other or (fails(False, r.coverage, r.similarity)
+                                                                  and all(fails(*p) for p in r.parts))
 
 
 def accuracy(rows: list[Row], c: float, s: float, g: float = GAP, tag: str | None = None) -> float:

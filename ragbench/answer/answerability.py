@@ -197,8 +197,7 @@ class AnswerabilityReport:
     def on_thresholds(self) -> bool:
         """Refused (at least partly) on the coverage and similarity thresholds, so other thresholds could
         answer it (what ``benchmarks/answer_thresholds.py`` records)."""
-        return not self.answerable and (_on_thresholds(self.reason)
-                                        or any(_on_thresholds(r.reason) for _, r in self.parts))
+        return not self.answerable and _on_thresholds(self.reason)
 
 
 def _on_thresholds(reason: str | None) -> bool:
@@ -208,17 +207,17 @@ def _on_thresholds(reason: str | None) -> bool:
 def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, AnswerabilityReport]]
                   ) -> AnswerabilityReport:
     """The verdict on a multi-part question ("How many of us have to go, and can the drugs stay in the car?")
-    that the whole check refused: answered when one part is answered on its own (a partial answer, the other
-    parts listed in :attr:`AnswerabilityReport.unanswered_parts`), else refused with every part's reason. A
-    two-part question mixes two topics, so its coverage and cosine against either part's sentences are low."""
-    if whole.answerable or not parts:
+    that the whole check refused on the coverage and similarity thresholds: answered when one part is answered on
+    its own (a partial answer, the other parts listed in :attr:`AnswerabilityReport.unanswered_parts`), else
+    refused with every part's reason. A two-part question mixes two topics, so its coverage and cosine against
+    either part's sentences are low. A whole question refused for a contradiction (a missing answer type, a
+    sibling qualifier, an unknown name) stays refused: its sentences would be quoted as they are."""
+    if whole.answerable or not parts or not _on_thresholds(whole.reason):
         return whole
     if any(r.answerable for _, r in parts):
         return replace(whole, answerable=True, reason=None, parts=tuple(parts))
-    reason = whole.reason if _on_thresholds(whole.reason) else None
     reasons = "; ".join(f"{text!r}: {r.reason}" for text, r in parts)
-    head = f"{reason} (whole question)" if reason else str(whole.reason)
-    return replace(whole, parts=tuple(parts), reason=f"{head}; parts: {reasons}")
+    return replace(whole, parts=tuple(parts), reason=f"{whole.reason} (whole question); parts: {reasons}")
 
 
 _WORD_SHAPE = re.compile(r"[^\W\d_][\w'’-]*")

@@ -446,7 +446,7 @@ class AnsweringService:
                           c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names)
 
         whole = check(question.strip(), query)
-        parts = question_parts(query) if c.decompose and not whole.answerable else [query]
+        parts = question_parts(query) if c.decompose and whole.on_thresholds else [query]
         if len(parts) < 2:
             return whole
         # The user's own wording of each part when it splits the same way (a follow-up's carried subject is on

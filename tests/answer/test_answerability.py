@@ -266,5 +266,7 @@ def test_combine_parts_verdicts():
     assert not none.answerable and none.unanswered_parts == () and none.on_thresholds
     assert none.reason == ("coverage 0.20 < 0.55 and similarity 0.30 < 0.62 (whole question); parts: "
                            "'a?': no number in the answer; 'b?': coverage x")
-    typed = combine_parts(report(False, "no person in the answer"), [("a?", report(False, "no number in the answer"))])
-    assert not typed.on_thresholds and typed.reason == "no person in the answer; parts: 'a?': no number in the answer"
+    # A contradiction of the whole question (no answer type, a sibling qualifier, an unknown name) is never
+    # rescued by a part: its sentences would be quoted as they are.
+    typed = report(False, "no person in the answer")
+    assert combine_parts(typed, [("a?", report(True))]) == typed and not typed.on_thresholds
