@@ -184,8 +184,13 @@ _QUANTITY = re.compile(
     r"(?P<cur>[£€$])?\s?(?<![\w.,])(?P<num>\d[\d,]*(?:\.\d+)?)(?![\d])"
     r"(?:\s?(?P<scale>million|billion|bn|mn|m|k)\b)?"
     r"(?:\s?(?P<unit>%|per\s?cent\b|percent\b|km\b|kilomet(?:re|er)s?\b|miles?\b|days?\b|weeks?\b|months?\b|"
-    r"years?\b|hours?\b|minutes?\b|ml\b|kg\b))?", re.IGNORECASE)
+    r"years?\b|hours?\b|minutes?\b|ml\b|kg\b|pounds?\b|euros?\b|dollars?\b|gbp\b|eur\b|usd\b))?", re.IGNORECASE)
 _SCALE = {"k": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9, "billion": 1e9}
+#: Units compared on one scale: currency words with their signs, and spans of time in minutes (a month as 30 days
+#: and a year as 365, close enough to tell bands apart).
+_BASE = {"pound": ("£", 1.0), "gbp": ("£", 1.0), "euro": ("€", 1.0), "eur": ("€", 1.0), "dollar": ("$", 1.0),
+         "usd": ("$", 1.0), "minute": ("minute", 1.0), "hour": ("minute", 60.0), "day": ("minute", 1440.0),
+         "week": ("minute", 10080.0), "month": ("minute", 43200.0), "year": ("minute", 525600.0)}
 _BOUND_WORD = (r"up\s+to|not\s+more\s+than|no\s+more\s+than|at\s+most|a\s+maximum\s+of|within|the\s+first|first|"
                r"under|below|less\s+than|above|over|more\s+than|exceeding|in\s+excess\s+of|at\s+least|from|"
                r"a\s+minimum\s+of")
@@ -195,11 +200,11 @@ _UPPER_EXCL = ("under", "below", "less than")
 _LOWER_EXCL = ("above", "over", "more than", "exceeding", "in excess of")
 
 Interval = tuple[float, float, bool, bool]  # low, high, low included, high included
-Band = tuple[str, Interval]  # unit ("€", "%", "km", "day", …) and interval
+Band = tuple[str, Interval]  # compared unit ("€", "%", "km", "minute", …) and interval
 
 
-def _unit(m: re.Match[str]) -> str | None:
-    """A quantity's unit: its currency sign, "%", "km", "day", "minute", …; ``None`` for a bare number."""
+def _unit_word(m: re.Match[str]) -> str | None:
+    """A quantity's unit as written, normalised: its currency sign, "%", "km", "day", "pound", …"""
     if m.group("cur"):
         return m.group("cur")
     unit = m.group("unit")
@@ -210,21 +215,26 @@ def _unit(m: re.Match[str]) -> str | None:
         return "%"
     if u.startswith("kilomet"):
         return "km"
-    return u[:-1] if u.endswith("s") else u  # days → day, minutes → minute
+    return u[:-1] if u.endswith("s") and len(u) > 3 else u  # days → day, minutes → minute
 
 
-def _value(m: re.Match[str]) -> float:
+def _measure(m: re.Match[str], word: str | None = None) -> tuple[str | None, float]:
+    """``(unit, value)`` of a quantity in the unit it is compared in ("£" for "£" and "pounds", minutes for any span
+    of time); ``word`` is the unit a bare number takes from its phrase. The unit is ``None`` for a bare number."""
+    word = word or _unit_word(m)
     scale = (m.group("scale") or "").lower()
     factor = _SCALE.get(scale, 1.0) if (scale != "m" or m.group("cur")) else 1.0
-    return float(m.group("num").replace(",", "")) * factor
+    unit, per = _BASE.get(word, (word, 1.0)) if word is not None else (None, 1.0)
+    return unit, float(m.group("num").replace(",", "")) * factor * per
 
 
 def amount_value(text: str) -> float:
-    """The value of an amount ("£1 million" → 1e6, "€12,000" → 12000, "15 per cent" → 15)."""
+    """The value of a quantity in its compared unit ("£1 million" → 1e6, "€12,000" → 12000, "15 per cent" → 15,
+    "2 hours" → 120 minutes)."""
     m = _QUANTITY.search(text)
     if m is None:
         raise ValueError(f"not an amount: {text!r}")
-    return _value(m)
+    return _measure(m)[1]
 
 
 def _bound(word: str, value: float) -> Interval:
@@ -250,14 +260,14 @@ def amount_ranges(text: str) -> list[Band]:
     is not a band."""
     qs = _quantities(text)
 
-    def unit_at(i: int) -> str | None:
+    def measure_at(i: int) -> tuple[str | None, float]:
         # The quantity's own unit, else that of the next quantity joined by "and" / "to" / a dash.
-        own = _unit(qs[i])
-        if own is not None or i + 1 >= len(qs):
-            return own
-        gap = text[qs[i].end():qs[i + 1].start()]
-        return _unit(qs[i + 1]) if re.fullmatch(r"\s*(?:and|to|–|-|and\s+(?:" + _BOUND_WORD + r"))\s*", gap,
-                                                re.IGNORECASE) else None
+        own = _unit_word(qs[i])
+        if own is None and i + 1 < len(qs):
+            gap = text[qs[i].end():qs[i + 1].start()]
+            if re.fullmatch(r"\s*(?:and|to|–|-|and\s+(?:" + _BOUND_WORD + r"))\s*", gap, re.IGNORECASE):
+                own = _unit_word(qs[i + 1])
+        return _measure(qs[i], own)
 
     bands: list[Band] = []
     used: set[int] = set()
@@ -267,19 +277,19 @@ def amount_ranges(text: str) -> list[Band]:
             continue
         ranged = re.search(r"\bbetween\s*$", text[:qs[i].start()], re.IGNORECASE) is not None \
             or re.fullmatch(r"\s*(?:to|–|-)\s*", gap) is not None
-        unit = unit_at(i + 1) or unit_at(i)
-        if ranged and unit is not None:
-            lo, hi = sorted((_value(qs[i]), _value(qs[i + 1])))
-            bands.append((unit, (lo, hi, True, True)))
+        (u1, v1), (u2, v2) = measure_at(i), measure_at(i + 1)
+        if ranged and u2 is not None and u1 == u2:
+            lo, hi = sorted((v1, v2))
+            bands.append((u2, (lo, hi, True, True)))
             used |= {i, i + 1}
     bounds: dict[str, list[Interval]] = {}
     for m in _BOUND.finditer(text):
         j = next((k for k, q in enumerate(qs) if q.start() >= m.end() - 1 and k not in used), None)
         if j is None or text[m.end():qs[j].start()].strip(" £€$") != "":
             continue
-        unit = unit_at(j)
+        unit, value = measure_at(j)
         if unit is not None:
-            bounds.setdefault(unit, []).append(_bound(m.group(1), _value(qs[j])))
+            bounds.setdefault(unit, []).append(_bound(m.group(1), value))
             used.add(j)
     for unit, found in bounds.items():
         lows = [b for b in found if b[1] == float("inf")]
@@ -297,7 +307,7 @@ def asked_amount(question: str) -> Band | None:
     bands = amount_ranges(question)
     if len(bands) == 1:
         return bands[0]
-    points = [(u, _value(m)) for m in _quantities(question) if (u := _unit(m)) is not None]
+    points = [(u, v) for m in _quantities(question) for u, v in [_measure(m)] if u is not None]
     if not bands and len(points) == 1:
         unit, v = points[0]
         return (unit, (v, v, True, True))
@@ -347,7 +357,7 @@ def amount_terms_met(question: str, evidence: str) -> set[str]:
     unit, wanted = asked
     if not any(u == unit and not _disjoint(wanted, b) for u, b in amount_ranges(evidence)):
         return set()
-    return {t for m in _quantities(question) if _unit(m) == unit for t in term_set(m.group())}
+    return {t for m in _quantities(question) if _measure(m)[0] == unit for t in term_set(m.group())}
 
 
 # ------------------------------------------------------------------------------------------ headings

@@ -59,16 +59,23 @@ def test_amount_ranges_and_range_conflicts():
     # A bare number takes the unit of the next quantity in its phrase; a number without any unit is no band.
     assert amount_ranges("Over 10 and up to 20 per cent: the Regional Sales Director.") == \
         [("%", (10.0, 20.0, False, True))]
-    assert amount_ranges("The second dose follows 2 to 4 weeks later.") == [("week", (2.0, 4.0, True, True))]
     assert amount_ranges("Notify the CISO within 30 minutes.") == [("minute", (0.0, 30.0, True, True))]
+    assert amount_ranges("The second dose follows 2 to 4 weeks later.") == \
+        [("minute", (20_160.0, 40_320.0, True, True))]  # "2" takes "weeks"; time is compared in minutes
     assert amount_ranges("€0.39 per km for the first 5,000 km.") == [("km", (0.0, 5_000.0, True, True))]
     assert amount_ranges("The fee is €45 per visit.") == []  # an amount, not a band
+    # Currency words meet their signs; spans of time are compared in minutes.
+    assert amount_ranges("Gifts under 50 pounds may be kept.") == [("£", (0.0, 50.0, True, False))]
+    assert amount_value("2 hours") == 120.0 and amount_value("1 week") == 7 * 1440.0
+    assert range_conflicts("What if I am off sick for 10 days?", "Absences of up to 1 week need no note.") == \
+        ["14,400≠0–10,080"]
+    assert range_conflicts("Who must be told within 30 minutes?", "Tell the DPO within 1 hour.") == []
     assert amount_ranges("Review within 5 working days; the leave year runs from 1 April to 31 March.") == []
     assert asked_amount("Who may sign a contract worth £400,000?") == ("£", (400_000.0, 400_000.0, True, True))
     assert asked_amount("Who approves it once it's over €12,000?") == ("€", (12_000.0, inf, False, False))
     assert asked_amount("Who must approve a 15 per cent discount?") == ("%", (15.0, 15.0, True, True))
     assert asked_amount("Is £5 or £10 the fee?") is None  # two amounts: no one amount asked about
-    assert asked_amount("Who signs contracts for 2 years?") == ("year", (2.0, 2.0, True, True))
+    assert asked_amount("Who signs contracts for 2 years?") == ("minute", (1_051_200.0, 1_051_200.0, True, True))
     assert asked_amount("Who signs contracts?") is None and asked_amount("What is the P4 target?") is None
     q = "Who may sign a contract worth £400,000 for Ferrowick?"
     assert range_conflicts(q, "Up to £250,000: Executive team members.") == ["400,000≠0–250,000"]
