@@ -4,7 +4,9 @@ A generic English question-word lexicon, not tuned to any corpus: *who* asks for
 money or a number, *how many / long / often* and measured nouns for a number, *rate* for a percentage or an amount
 per unit, *when* for a time expression or a condition; phone numbers and temperatures have shapes of their own.
 The extractive reader (:mod:`ragbench.llm.extractive`) prefers sentences holding the asked-for kind and the
-answerability check (:mod:`ragbench.answer.answerability`) refuses a reply that holds none.
+answerability check (:mod:`ragbench.answer.answerability`) refuses a reply that holds none. A question asking what
+the asker should do ("what now?", "how do I fix …?") is answered by an instruction (:func:`asks_for_action`,
+:func:`is_instruction`); that one is a reading preference only, never a reason to refuse.
 """
 from __future__ import annotations
 
@@ -112,3 +114,31 @@ def has_type(text: str, kind: str | None, question: str = "") -> bool:
     if kind == TIME:  # "when must reviewers add security?" is answered by a condition ("when a change …")
         return bool(_TIME_WORDS.search(text) or _CONDITION.search(text))
     raise ConfigError(f"unknown answer type {kind!r}; expected one of {list(ANSWER_TYPES)}.")
+
+
+#: The asker asks what to do: "what should I do", "what do I have to do", "what now", "how do I / can we <verb> …".
+#: A question about what someone else must do ("What must the shift lead do first?") is answered by a statement.
+_ACTION_Q = re.compile(r"\bwhat\s+(?:should|must|do|can|shall)\s+(?:i|we|you)\s+(?:(?:have|need)\s+to\s+)?do\b"
+                       r"|\bwhat\s+(?:now|next)\b|\bhow\s+(?:do|can|should|must)\s+(?:i|we|you)\s+[a-z]",
+                       re.IGNORECASE)
+#: Verbs that open an instruction in procedures and policies ("Clean the inlet grille …", "Report any breach …").
+INSTRUCTION_VERBS: frozenset[str] = frozenset(
+    """call report contact email phone ring tell inform notify send forward escalate use clean check test restart
+    reset enable disable open close delete remove keep store lock unlock log sign book ask fill complete submit
+    return raise record follow press click select choose go take bring wear switch turn replace update install
+    change apply request do make leave put move wait stop start run avoid isolate unplug disconnect pause revert
+    roll flip visit write read save print share upload download attach label bag seal""".split())
+_OBLIGATION = re.compile(r"\b(?:must|should|need\s+to|needs\s+to|have\s+to|has\s+to|(?:is|are)\s+required\s+to)\b"
+                         r"|^\s*(?:never|always|do\s+not|don['’]t)\b", re.IGNORECASE)
+
+
+def asks_for_action(question: str) -> bool:
+    """True when ``question`` asks what the asker should do."""
+    return bool(_ACTION_Q.search(question))
+
+
+def is_instruction(sentence: str) -> bool:
+    """True when ``sentence`` tells the reader what to do: it opens with an instruction verb ("Report …") or
+    "never / always / do not", or states an obligation ("must", "should", "are required to")."""
+    words = tokenize(sentence)
+    return bool(words and words[0] in INSTRUCTION_VERBS) or bool(_OBLIGATION.search(sentence))

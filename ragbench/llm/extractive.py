@@ -11,7 +11,8 @@ It restates the Enterprise source's ``TemplateChatModel`` (seed-behaviour 3.7) w
 * passages carrying prompt-injection text are quarantined (never quoted), and an optional embedder adds the
   question–sentence cosine to the lexical overlap, so paraphrased questions find their sentence;
 * Markdown headings and FAQ questions are never quoted, and sentences lacking the kind of answer the question asks
-  for (a number for "how many", a role for "who", money for "how much … cost") score × ``type_penalty``.
+  for (a number for "how many", a role for "who", money for "how much … cost", an instruction for "what should I
+  do") score × ``type_penalty``.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from ..text import count_tokens, normalize_whitespace, tokenize
 from .base import ChatModel, Completion
 from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, split_answer_sentences,
                       strip_markers)
-from .answer_types import expected_type, has_type
+from .answer_types import asks_for_action, expected_type, has_type, is_instruction
 from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_conflicts, paragraph_headings,
                       paragraphs, range_conflicts, salient_terms, term_set, weight_lookup)
 
@@ -177,6 +178,7 @@ class ExtractiveChatModel(ChatModel):
         """Quotable sentences of the kept passages, each with its evidence context and passage weight."""
         top = best if best > 0 else 1.0
         kind = expected_type(question) if self.type_penalty < 1.0 else None
+        action = self.type_penalty < 1.0 and asks_for_action(question)
         rows: list[_Row] = []
         for i in kept:
             p = passages[i]
@@ -198,6 +200,8 @@ class ExtractiveChatModel(ChatModel):
                     here = weight
                     if kind is not None and not has_type(sentence, kind, question):
                         here = weight * self.type_penalty  # e.g. no number for "how many …?"
+                    if action and not is_instruction(sentence):
+                        here *= self.type_penalty  # "what now?" is answered by "Report it …", not by the cause
                     rows.append(_Row(p, index, sentence, here, context))
         return rows
 

@@ -96,3 +96,26 @@ def test_a_percentage_band_that_excludes_the_asked_share_loses():
     q = "Who must approve a 15 per cent discount?"
     assert ask(ExtractiveChatModel(), q, [Passage(1, text, 1.0, context="Discount approval")]) == \
         "Over 10 and up to 20 per cent: the Regional Sales Director. [1]"
+
+
+def test_a_question_about_what_to_do_prefers_an_instruction():
+    from ragbench.llm.answer_types import asks_for_action, is_instruction
+
+    assert asks_for_action("Some odd email wants my login details - what now?")
+    assert asks_for_action("I emailed an invoice to the wrong client. What do I have to do?")
+    assert asks_for_action("How do I fix readings that drift upward?") and asks_for_action("What should we do?")
+    # Someone else's duty, or a question about facts, is answered by a statement.
+    assert not asks_for_action("What must the shift lead do first?")
+    assert not asks_for_action("How often do I get appraised?") and not asks_for_action("What is the limit?")
+    assert is_instruction("Clean the inlet grille with the soft brush.")
+    assert is_instruction("Never share your password.") and is_instruction("Breaches must be reported within 1 hour.")
+    assert not is_instruction("Upward drift is usually dust on the sensor inlet.")
+    # Question terms: fix, monitor, reading, drift, upward. The cause covers 4 of 5: (0.8 + 0.05) × 0.5 = 0.425; the
+    # instruction covers 2: (0.4 + 0.05) × 1 = 0.45, so it wins.
+    text = "Upward drift of monitor readings is usually dust on the inlet. Clean the inlet grille to fix the drift."
+    q = "How do I fix monitor readings that drift upward?"
+    assert ask(ExtractiveChatModel(sentence_ratio=0.99), q, [Passage(1, text, 1.0)]) == \
+        "Clean the inlet grille to fix the drift. [1]"
+    # type_penalty = 1 switches the preference off: the cause sentence shares more words with the question.
+    assert ask(ExtractiveChatModel(sentence_ratio=0.99, type_penalty=1.0), q, [Passage(1, text, 1.0)]) == \
+        "Upward drift of monitor readings is usually dust on the inlet. [1]"
