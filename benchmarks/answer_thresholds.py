@@ -44,7 +44,6 @@ class Row:
     gap: float  # AnsweringService.restricted_gap
     tag: str
     fact: bool  # answerable, and the reply (refused or not) holds the golden fact (or the question names none)
-    whole_other: bool = False  # the whole-question check failed for a reason no threshold can undo
     parts: tuple[tuple[bool, float, float], ...] = ()  # per part of a multi-part question: (other, coverage, sim)
 
 
@@ -64,26 +63,23 @@ def features(data: str) -> list[Row]:
         # A reply refused on the thresholds still has its grounded sentences: what it would have said.
         said = " ".join(x.sentence.text for x in a.sentences) if on_thresholds else a.answer
         fact = not q.should_refuse and (not q.answer_fact or q.answer_fact.lower() in said.lower())
-        parts = tuple((_other(r.reason), r.soft_coverage, r.similarity) for _, r in check.parts) if check else ()
+        # Per part: refused for a reason no threshold can undo (answer type, conflict, unknown name), and signals.
+        parts = tuple((not r.answerable and not r.on_thresholds, r.soft_coverage, r.similarity)
+                      for _, r in check.parts) if check else ()
         rows.append(Row(q.should_refuse, a.refused and not on_thresholds,
                         check.soft_coverage if check is not None else 0.0,
-                        check.similarity if check is not None else 0.0, a.restricted_gap, q.tag, fact,
-                        check is not None and _other(check.reason), parts))
+                        check.similarity if check is not None else 0.0, a.restricted_gap, q.tag, fact, parts))
     return rows
-
-
-def _other(reason: str | None) -> bool:
-    """Refused for a reason other than the two thresholds (answer type, conflict, unknown name)."""
-    return reason is not None and not reason.startswith("coverage")
 
 
 def refused(r: Row, c: float, s: float, g: float = GAP) -> bool:
     def fails(other: bool, cov: float, sim: float) -> bool:
         return other or not (cov >= c or sim >= s)
 
-    # Parts can rescue a whole question refused on the thresholds only (answerability.combine_parts).
-    return r.other or (g > 0 and r.gap >= g) or r.whole_other or (fails(False, r.coverage, r.similarity)
-                                                                  and all(fails(*p) for p in r.parts))
+    # Parts rescue only a whole question refused on the thresholds (answerability.combine_parts); one refused for
+    # another reason is r.other already.
+    return r.other or (g > 0 and r.gap >= g) or (fails(False, r.coverage, r.similarity)
+                                                and all(fails(*p) for p in r.parts))
 
 
 def accuracy(rows: list[Row], c: float, s: float, g: float = GAP, tag: str | None = None) -> float:

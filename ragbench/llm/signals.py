@@ -20,6 +20,7 @@ All of these are corpus-independent text rules (no list of this or that organisa
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..text import STOP_WORDS, tokenize
@@ -253,6 +254,13 @@ def _quantities(text: str) -> list[re.Match[str]]:
 
 
 def amount_ranges(text: str) -> list[Band]:
+    """The bands a text states (see :func:`_bands`)."""
+    return list(_bands(text))
+
+
+# The reader asks about the same question and sentences for every candidate: parse each text once.
+@lru_cache(maxsize=4096)
+def _bands(text: str) -> tuple[Band, ...]:
     """The bands a text states, each with its unit: "between £1,000 and £5,000" / "€52,000 to €66,000", "up to
     £250,000", "above €12,000", "over 10 and up to 20 per cent", "within 30 minutes", "the first 5,000 km". One
     lower and one upper bound of the same unit make one band ("above €2,000 and up to €12,000"). A bare number
@@ -298,13 +306,14 @@ def amount_ranges(text: str) -> list[Band]:
             bands.append((unit, (lows[0][0], highs[0][1], lows[0][2], highs[0][3])))
         else:
             bands += [(unit, b) for b in found]
-    return bands
+    return tuple(bands)
 
 
+@lru_cache(maxsize=1024)
 def asked_amount(question: str) -> Band | None:
     """The one quantity a question is about, as a band with its unit ("worth £400,000" is the point, "over
     €12,000" everything above, "within 30 minutes" up to 30); ``None`` when it names none or several."""
-    bands = amount_ranges(question)
+    bands = _bands(question)
     if len(bands) == 1:
         return bands[0]
     points = [(u, v) for m in _quantities(question) for u, v in [_measure(m)] if u is not None]
@@ -341,7 +350,7 @@ def range_conflicts(question: str, sentence: str) -> list[str]:
     if asked is None:
         return []
     unit, wanted = asked
-    bands = [b for u, b in amount_ranges(sentence) if u == unit]
+    bands = [b for u, b in _bands(sentence) if u == unit]
     if bands and all(_disjoint(wanted, b) for b in bands):
         return [f"{_show(wanted)}≠{_show(bands[0])}"]
     return []
@@ -355,7 +364,7 @@ def amount_terms_met(question: str, evidence: str) -> set[str]:
     if asked is None:
         return set()
     unit, wanted = asked
-    if not any(u == unit and not _disjoint(wanted, b) for u, b in amount_ranges(evidence)):
+    if not any(u == unit and not _disjoint(wanted, b) for u, b in _bands(evidence)):
         return set()
     return {t for m in _quantities(question) if _measure(m)[0] == unit for t in term_set(m.group())}
 
