@@ -96,6 +96,9 @@ _COMPOUND = re.compile(r"(?<![\w-])([^\W\d_]{2,})-([^\W\d_]{2,})(?![\w-])")
 #: Words with their hyphens kept (``part-time`` is one token; it is not a plain content word).
 _POSSESSIVE = re.compile(r"['’]s\b")
 _HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+#: A code identifier joined by dots or underscores (`billing.deferred_capture`, `max_retries`, a domain name): one
+#: token, not English words, so its parts never act as a modifier or a head noun.
+_IDENTIFIER = re.compile(r"\b[^\W_]*[A-Za-z][^\W_]*(?:[._][^\W_]+)+\b|\b[^\W_]+(?:[._][^\W_]+)*_[^\W_]*\b")
 
 
 def _codes(text: str) -> set[tuple[str, str]]:
@@ -165,7 +168,8 @@ def modifier_conflicts(question: str, evidence: str) -> list[str]:
     out: list[str] = []
     ev_terms = term_set(evidence)
     asked = term_set(question)  # a sibling the question itself names is being compared, not confused
-    ev_tokens = [t.lower() for t in _HYPHENATED.findall(_POSSESSIVE.sub("", evidence))]
+    plain = _IDENTIFIER.sub(" the ", _POSSESSIVE.sub("", evidence))  # "the": a break no pair is made across
+    ev_tokens = [t.lower() for t in _HYPHENATED.findall(plain)]
     for mod, head in modifier_pairs(question):
         if mod in ev_terms:
             continue

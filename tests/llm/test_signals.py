@@ -25,6 +25,12 @@ def test_conflicts_find_siblings_of_what_was_asked():
     assert modifier_conflicts("What is the CEO's salary?", "The base salary band for sales is 40,000.") == \
         ["ceo salary≠base salary"]
     assert modifier_conflicts("Leave for part-time staff?", "Full-time staff get 25 days.") == []
+    # A code identifier is one token: "flag billing.deferred_capture" puts no modifier on "billing" (golden g010).
+    q = "What is the first mitigation for a Skyline billing API outage?"
+    assert modifier_conflicts(q, "Switch the service into deferred mode with the feature flag "
+                                 "billing.deferred_capture.") == []
+    assert modifier_conflicts(q, "Set the feature flag billing_deferred and restart.") == []
+    assert modifier_conflicts(q, "Switch the flag billing off.") == ["skylin bill≠flag bill"]
 
 
 def test_heading_trail_and_paragraphs():
