@@ -43,6 +43,9 @@ _TEMPERATURE = re.compile(r"°|\bdegrees?\b|\b\d+(?:\.\d+)?\s?[CF]\b")
 _PER_UNIT = re.compile(r"\d[\d.,]*\s*(?:[a-z]+\s+)?(?:per\b|/\s*[a-z])", re.IGNORECASE)
 _PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
 _WHEN = re.compile(_Q_LEAD + r"(?:when|by\s+when)\b|\bwhat\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
+#: The question word names the kind itself ("By what date …", "Which day …"): that beats a noun later in the
+#: question ("… the business plan for the price review": a date is asked, not a price).
+_WHAT_WHEN = re.compile(r"\b(?:what|which)\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
 #: Nouns whose value is an amount of money.
 MONEY_WORDS: frozenset[str] = frozenset(
     """salary salaries pay wage wages cost costs price prices fee fees charge charges revenue revenues turnover
@@ -76,6 +79,8 @@ def expected_type(question: str) -> str | None:
     q = question.strip()
     if _WHO.search(q):
         return PERSON
+    if _WHAT_WHEN.search(q):
+        return TIME
     words = set(tokenize(q))
     if _HOW_MUCH.search(q):
         return MONEY if words & MONEY_WORDS else NUMBER

@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..text import STOP_WORDS, tokenize
+from .answer_types import INSTRUCTION_VERBS
 
 #: Words of a question that carry no topic (beyond :data:`ragbench.text.STOP_WORDS`): auxiliaries, pronouns,
 #: quantifier and frequency words of the question form ("how *many*", "how *long*").
@@ -98,6 +99,8 @@ _POSSESSIVE = re.compile(r"['’]s\b")
 _HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 #: A code identifier joined by dots or underscores (`billing.deferred_capture`, `max_retries`, a domain name): one
 #: token, not English words, so its parts never act as a modifier or a head noun.
+#: The first word of a sentence, clause or list item (after markup and bullets).
+_IMPERATIVE = re.compile(r"((?:^|[.!?;:\n])[\s*_#>\-\d.)]*)([A-Za-z]+)")
 _IDENTIFIER = re.compile(r"\b[^\W_]*[A-Za-z][^\W_]*(?:[._][^\W_]+)+\b|\b[^\W_]+(?:[._][^\W_]+)*_[^\W_]*\b")
 
 
@@ -169,6 +172,10 @@ def modifier_conflicts(question: str, evidence: str) -> list[str]:
     ev_terms = term_set(evidence)
     asked = term_set(question)  # a sibling the question itself names is being compared, not confused
     plain = _IDENTIFIER.sub(" the ", _POSSESSIVE.sub("", evidence))  # "the": a break no pair is made across
+    # An instruction verb opening a sentence or clause is an imperative, not a modifier: "Keep samples in the
+    # cool box …" says nothing about which samples.
+    plain = _IMPERATIVE.sub(lambda m: m.group(1) + (" the " if m.group(2).lower() in INSTRUCTION_VERBS
+                                                     else m.group(2)), plain)
     ev_tokens = [t.lower() for t in _HYPHENATED.findall(plain)]
     for mod, head in modifier_pairs(question):
         if mod in ev_terms:

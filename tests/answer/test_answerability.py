@@ -73,6 +73,9 @@ def test_term_weights_and_coverage_exact():
     ("What is the response time for a P3 ticket?", "number"),
     ("What is the notice period for a resignation?", "number"),
     ("What is the age limit for the scheme?", "number"),
+    # The kind named right after the question word beats a later noun (a date is asked, not a price).
+    ("By what date must the business plan for the price review be submitted?", "time"),
+    ("Which day is the fee paid?", "time"),
 ])
 def test_expected_type(question, kind):
     assert expected_type(question) == kind

@@ -31,6 +31,14 @@ def test_conflicts_find_siblings_of_what_was_asked():
                                  "billing.deferred_capture.") == []
     assert modifier_conflicts(q, "Set the feature flag billing_deferred and restart.") == []
     assert modifier_conflicts(q, "Switch the flag billing off.") == ["skylin bill≠flag bill"]
+    # An instruction verb opening a sentence, clause or list item is an imperative, not a modifier.
+    q = "At what temperature must drinking water samples be kept in the cool box?"
+    assert modifier_conflicts(q, "Keep samples in the cool box between 2 °C and 8 °C.") == []
+    assert modifier_conflicts(q, "Label them; keep samples cool.\n- Store samples upright.") == []
+    assert modifier_conflicts(q, "**Storage.** Keep samples cool. Raw samples go in the fridge.") == \
+        ["water sampl≠raw sampl"]
+    assert modifier_conflicts("How long is bereavement leave?", "Report it. Annual leave is 25 days.") == \
+        ["bereav leav≠annual leav"]
 
 
 def test_heading_trail_and_paragraphs():
