@@ -104,8 +104,14 @@ _IMPERATIVE = re.compile(r"((?:^|[.!?;:\n])[\s*_#>\-\d.)]*)([A-Za-z]+)")
 _IDENTIFIER = re.compile(r"\b[^\W_]*[A-Za-z][^\W_]*(?:[._][^\W_]+)+\b|\b[^\W_]+(?:[._][^\W_]+)*_[^\W_]*\b")
 
 
+#: A numbered member of a graded family written as a word and a number ("Category 2", "Priority 1", "Band 3").
+_GRADED = re.compile(r"\b(category|priority|level|tier|band|grade|stage|phase|zone|class|step)\s+(\d{1,2})"
+                     r"(?![\w-]|[.,]\d)", re.IGNORECASE)
+
+
 def _codes(text: str) -> set[tuple[str, str]]:
-    return {(m.group(1).lower(), m.group(2).lstrip("0") or "0") for m in _CODE.finditer(text)}
+    return {(m.group(1).lower(), m.group(2).lstrip("0") or "0")
+            for pattern in (_CODE, _GRADED) for m in pattern.finditer(text)}
 
 
 def _compounds(text: str) -> set[tuple[str, str]]:
@@ -385,6 +391,9 @@ def amount_terms_met(question: str, evidence: str) -> set[str]:
 _HASH_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _RUN_IN = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?)[.!?:]?\*\*", re.MULTILINE)
 _PARA_BREAK = re.compile(r"\n[ \t]*\n")
+#: A paragraph break, or a line break before a list item ("- **Category 2.** …", "2. …"): each item of a list is
+#: a block of its own, with its own run-in heading.
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d{1,2}[.)])[ \t]+\S)")
 
 
 def heading_trail(text: str, pos: int) -> list[str]:
@@ -396,12 +405,18 @@ def heading_trail(text: str, pos: int) -> list[str]:
         levels = {d: h for d, h in levels.items() if d < depth}
         levels[depth] = m.group(2).strip()
     trail = [levels[d] for d in sorted(levels)]
-    para_start = 0
-    for m in _PARA_BREAK.finditer(text, 0, max(0, pos)):
-        para_start = m.end()
-    run_in = _RUN_IN.match(text, para_start)
-    if run_in and run_in.start() <= pos:
-        trail.append(run_in.group(1).strip())
+    # A list item's own run-in ("- **Category 2.** …") heads it; an item without one sits under the run-in that
+    # opens its paragraph ("**Severity levels.**" above "- Sev-1: …").
+    para_start = block_start = 0
+    for m in _BLOCK_BREAK.finditer(text, 0, max(0, pos)):
+        block_start = m.end()
+        if _PARA_BREAK.fullmatch(m.group()):
+            para_start = block_start
+    for start in dict.fromkeys((block_start, para_start)):
+        run_in = _RUN_IN.match(text, start)
+        if run_in and run_in.start() <= pos:
+            trail.append(run_in.group(1).strip())
+            break
     return trail
 
 
@@ -420,7 +435,17 @@ def paragraphs(text: str) -> list[tuple[int, int]]:
     return [(s, e) for s, e in spans if text[s:e].strip()]
 
 
+def blocks(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` spans of the non-blank blocks of ``text``: its paragraphs, with each list item apart."""
+    spans, start = [], 0
+    for m in _BLOCK_BREAK.finditer(text):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
 def paragraph_headings(text: str) -> list[tuple[int, int, list[str]]]:
-    """Each paragraph of ``text`` with the headings it sits under within ``text`` (:func:`heading_trail` at its
-    end, so a paragraph's own ``#`` line or run-in counts)."""
-    return [(s, e, heading_trail(text, e)) for s, e in paragraphs(text)]
+    """Each block of ``text`` (:func:`blocks`: a paragraph, or one list item) with the headings it sits under
+    within ``text`` (:func:`heading_trail` at its end, so a block's own ``#`` line or run-in counts)."""
+    return [(s, e, heading_trail(text, e)) for s, e in blocks(text)]

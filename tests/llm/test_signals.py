@@ -21,6 +21,11 @@ def test_conflicts_find_siblings_of_what_was_asked():
     # A sibling the question itself names is compared, not confused; verbs after "who" are not modifiers.
     assert conflicts("How long are vendor logs kept compared with system logs?", "Vendor logs: 400 days.") == []
     assert modifier_pairs("Who issues access badges to new employees?") == [("access", "badg")]
+    # A graded family written as a word and a number ("Category 2" asked, the Category 1 row found).
+    assert conflicts("Within what time must a technician attend a Category 2 burst?",
+                     "A technician must attend within 1 hour. . Category 1 (major)", modifiers=False) == \
+        ["category2≠category1"]
+    assert conflicts("Which level 3.5 rule?", "Level 3 staff.", modifiers=False) == []  # 3.5 is no grade
     # The modifier rule alone.
     assert modifier_conflicts("What is the CEO's salary?", "The base salary band for sales is 40,000.") == \
         ["ceo salary≠base salary"]
@@ -39,6 +44,18 @@ def test_conflicts_find_siblings_of_what_was_asked():
         ["water sampl≠raw sampl"]
     assert modifier_conflicts("How long is bereavement leave?", "Report it. Annual leave is 25 days.") == \
         ["bereav leav≠annual leav"]
+
+
+def test_list_items_are_blocks_with_their_own_run_in():
+    text = ("## Categories\n\n- **Category 1 (major).** Attend within 1 hour.\n- **Category 2.** Attend within 4 "
+            "hours.\n\n**Severity levels.**\n- Sev-1: a breach.\n- Sev-2: a suspected breach.")
+    assert [(text[s:e][:14], h) for s, e, h in paragraph_headings(text)] == [
+        ("## Categories", ["Categories"]),
+        ("- **Category 1", ["Categories", "Category 1 (major)"]),
+        ("- **Category 2", ["Categories", "Category 2"]),  # its own run-in, not the first item's
+        ("**Severity lev", ["Categories", "Severity levels"]),
+        ("- Sev-1: a bre", ["Categories", "Severity levels"]),  # no run-in of its own: the paragraph's
+        ("- Sev-2: a sus", ["Categories", "Severity levels"])]
 
 
 def test_heading_trail_and_paragraphs():
