@@ -7,11 +7,14 @@
     python benchmarks/answer_subsets.py --data data/golden --system rerank --min-yes 0.3,0.4,0.5,0.6
         # extractive + Qwen judging every retrieved passage first (answer.judge_mode=rerank); one line per
         # threshold answer.judge_min_yes, the judge's P(yes) computed once per prompt and reused across thresholds
+    python benchmarks/answer_subsets.py --data data/golden --set answer.rerank=llama --rerank-cache rr.db
+        # extractive with Qwen's query-likelihood reranking of the top 10 passages (scores kept for reruns)
 """
 from __future__ import annotations
 
 import argparse
 import json
+import shelve
 import time
 
 import pandas as pd
@@ -46,6 +49,8 @@ def main() -> None:
                     help="comma-separated answer.judge_min_yes values to sweep (graded judges; default: config)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="config override, repeatable (e.g. answer.answerability_min_similarity=0.32)")
+    ap.add_argument("--rerank-cache", metavar="PATH",
+                    help="keep the query-likelihood reranker's scores (answer.rerank) in this shelve file")
     args = ap.parse_args()
     golden = load_golden(args.data)
     qids = subset(golden, args.per_slice) if args.per_slice > 0 else [q.qid for q in golden.questions]
@@ -63,7 +68,8 @@ def main() -> None:
     embedder = make_embedder(cfg.embedding)
     store = build_store(golden, cfg, embedder)
     chunk_doc = {c.chunk_id: c.doc_id for c in store.chunks()}
-    service = build_service(golden, cfg, "dense", embedder, store=store)
+    cache = shelve.open(args.rerank_cache) if args.rerank_cache else None
+    service = build_service(golden, cfg, "dense", embedder, store=store, rerank_cache=cache)
     if service.judge is not None and hasattr(service.judge.model, "yes_probability"):
         service.judge.model = MemoJudge(service.judge.model)
     for tau in [float(t) for t in args.min_yes.split(",") if t.strip()] or [None]:
@@ -86,6 +92,8 @@ def main() -> None:
                           "refusal_by_slice": {k: round(float(v), 4)
                                                for k, v in refusal.groupby("tag")["value"].mean().items()}}),
               flush=True)
+    if cache is not None:
+        cache.close()
 
 
 class MemoJudge:

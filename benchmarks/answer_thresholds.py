@@ -21,10 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+import shelve
+from typing import Any, Callable, Iterable, MutableMapping
 
 import numpy as np
 
+from ragbench.commands._common import parse_sets
 from ragbench.config import AnswerConfig, with_overrides
 from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store
 from ragbench.eval.golden import load_golden
@@ -47,13 +49,15 @@ class Row:
     parts: tuple[tuple[bool, float, float], ...] = ()  # per part of a multi-part question: (other, coverage, sim)
 
 
-def features(data: str) -> list[Row]:
+def features(data: str, overrides: dict[str, Any] | None = None,
+             rerank_cache: MutableMapping[str, float] | None = None) -> list[Row]:
     golden = load_golden(data)
-    cfg = with_overrides(answer_config(None, "dense"), OFF)
+    cfg = with_overrides(answer_config(None, "dense"), {**(overrides or {}), **OFF})
     from ragbench.retrieval.embedding import make_embedder
 
     embedder = make_embedder(cfg.embedding)
-    service = build_service(golden, cfg, "dense", embedder, store=build_store(golden, cfg, embedder))
+    service = build_service(golden, cfg, "dense", embedder, store=build_store(golden, cfg, embedder),
+                            rerank_cache=rerank_cache)
     answers, _ = answer_golden(service, golden)
     rows = []
     for q in golden.questions:
@@ -153,11 +157,23 @@ def main() -> None:
     ap.add_argument("--objective", choices=sorted(OBJECTIVES), default="handled",
                     help="what the thresholds maximise (default: questions handled right)")
     ap.add_argument("--ranks", action="store_true", help="also where dense retrieval ranks the fact's chunk")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a config override for every run (e.g. answer.rerank=llama)")
+    ap.add_argument("--rerank-cache", metavar="PATH", help="keep the reranker's scores in this shelve file")
     args = ap.parse_args()
     objective = OBJECTIVES[args.objective]
-    sets = {d: features(d) for d in args.data}
+    overrides = parse_sets(args.set)
+    cache = shelve.open(args.rerank_cache) if args.rerank_cache else None
+    try:
+        sets = {d: features(d, overrides, cache) for d in args.data}
+    finally:
+        if cache is not None:
+            cache.close()
     chosen = {d: choose(rows, objective) for d, rows in sets.items()}
     chosen["all pooled"] = choose([r for rows in sets.values() for r in rows], objective)
+    if len(sets) > 2:  # leave one set out: chosen on the others pooled, reported on it
+        for held in sets:
+            chosen[f"all but {held}"] = choose([r for d, rows in sets.items() if d != held for r in rows], objective)
     shipped = (AnswerConfig().answerability_min_coverage, AnswerConfig().answerability_min_similarity)
     for name, pairs in chosen.items():
         print(json.dumps({"thresholds": f"chosen on {name}", "objective": args.objective, "best_pairs": len(pairs),
@@ -166,7 +182,7 @@ def main() -> None:
                                                for d, rows in sets.items()},
                           "handled": {d: spread(handled(rows, c, s) for c, s in pairs) for d, rows in sets.items()}}))
     for d, pairs in chosen.items():
-        if d == "all pooled":
+        if d not in sets:
             continue
         gaps = choose_gap(sets[d], pairs, objective)
         print(json.dumps({"restricted_gap": f"chosen on {d}", "objective": args.objective, "best_gaps": gaps,

@@ -185,6 +185,10 @@ class AnswerConfig:
     # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive
     # content words to a follow-up; "seed" is the Enterprise source's rewriter (seed-behaviour 3.9) verbatim.
     rewriter: Literal["subject", "seed"] = "subject"
+    # Optional query-likelihood reranker (ragbench.answer.rerank): a local chat model name such as "llama" reorders
+    # the first rerank_depth permitted passages by log P(question | passage) before the top-k cut; "" = off.
+    rerank: str = ""
+    rerank_depth: int = 10
     # Optional LLM judge of answerability (ragbench.answer.judge): a chat model name such as "llama"; "" = off.
     judge: str = ""
     # A graded judge (P(yes) from a local model's next-token distribution) accepts at this value or above.
@@ -340,7 +344,7 @@ FIELD_RANGES.update({
     "fusion.dense_weight": "[0, inf)", "fusion.rerank_weight": "[0, inf)", "fusion.adaptive": "[0, inf)",
     "retrieval.k": "[1, inf)",
     "answer.top_k": "[1, inf)", "answer.min_support_sentence": "[0, 1]", "answer.min_support_ratio": "[0, 1]",
-    "answer.candidate_k": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
+    "answer.candidate_k": "[1, inf)", "answer.rerank_depth": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
     "answer.judge_min_yes": "[0, 1]", "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",

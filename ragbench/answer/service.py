@@ -14,7 +14,7 @@ import logging
 import re
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, MutableMapping, Sequence
 
 from ..config import AnswerConfig, RagbenchConfig
 from ..errors import ConfigError, DataError, ModelError, NetworkError, PermissionDenied
@@ -27,6 +27,7 @@ from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
 from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess,
                             combine_parts)
 from .judge import AnswerJudge
+from .rerank import QueryLikelihoodReranker
 from .parts import interleave, question_parts
 from .quarantine import Quarantine
 from .budget import AnswerLog, BudgetLedger
@@ -130,7 +131,8 @@ class AnsweringService:
     def __init__(self, store: Any, retriever: Any, chat_model: ChatModel,
                  cfg: AnswerConfig | RagbenchConfig | None = None, embedder: Any = None,
                  principals: PrincipalRegistry | None = None, budget: BudgetLedger | None = None,
-                 log_answers: bool = True, tenant: str | None = None, judge: ChatModel | None = None) -> None:
+                 log_answers: bool = True, tenant: str | None = None, judge: ChatModel | None = None,
+                 reranker: ChatModel | None = None, rerank_cache: MutableMapping[str, float] | None = None) -> None:
         self.store = store
         self.retriever = retriever
         self.chat_model = chat_model
@@ -146,6 +148,9 @@ class AnsweringService:
         self._quarantine: Quarantine | None = None
         self._matcher: WordMatcher | None = None
         self.judge = AnswerJudge(judge, self.prompts, self.cfg.judge_min_yes) if judge is not None else None
+        # ``reranker``: a local model that scores tokens (answer.rerank); ``rerank_cache`` keeps its scores.
+        self.reranker = (QueryLikelihoodReranker(reranker, self.prompts, rerank_cache)
+                         if reranker is not None else None)
 
     # ------------------------------------------------------------------------------------------ parts
 
@@ -167,8 +172,9 @@ class AnsweringService:
 
     def _check_cfg(self) -> None:
         c = self.cfg
-        if c.top_k < 1 or c.candidate_k < 1:
-            raise ConfigError(f"answer.top_k and answer.candidate_k must be ≥ 1, found {c.top_k}, {c.candidate_k}.")
+        if c.top_k < 1 or c.candidate_k < 1 or c.rerank_depth < 1:
+            raise ConfigError(f"answer.top_k, answer.candidate_k and answer.rerank_depth must be ≥ 1, found "
+                              f"{c.top_k}, {c.candidate_k}, {c.rerank_depth}.")
         for name in ("min_support_sentence", "min_support_ratio", "answerability_min_coverage", "superseded_weight",
                      "restricted_gap"):
             if not 0.0 <= getattr(c, name) <= 1.0:
@@ -328,10 +334,11 @@ class AnsweringService:
                     model_id=str(self.chat_model.model_id), retrieval_mode=self.retrieval_mode)
 
         raw = self.retrieve(asked, who)
-        hits = self._context(post_filter(raw, who, self.store)[: self.cfg.top_k])
+        depth = max(self.cfg.top_k, self.cfg.rerank_depth) if self.reranker is not None else self.cfg.top_k
+        hits = self._context(post_filter(raw, who, self.store)[:depth])
         if self.cfg.quarantine:
             hits = self.quarantine.redact(hits)  # flagged text never reaches the model, the answer or a citation
-        best = max((h.score for h in hits), default=0.0)
+        best = max((h.score for h in hits), default=0.0)  # the retriever's scores: the floor and the gap use them
         if not hits or best < self.cfg.min_retrieval_score:
             return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
         if self.cfg.restricted_gap > 0:
@@ -339,6 +346,9 @@ class AnsweringService:
             if base["restricted_gap"] >= self.cfg.restricted_gap:
                 # The same reason as a weak retrieval: the reply does not say that a restricted document exists.
                 return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
+        if self.reranker is not None:
+            hits = self.reranker.rank(asked, hits)  # quarantine-cleaned text: flagged spans never reach the model
+        hits = hits[: self.cfg.top_k]
         if self.judge is not None and self.cfg.judge_mode == "rerank":
             # The judge reads each passage against the question; only passages it accepts reach the reader, in
             # its order and with its P(yes) as their score (the reader weighs passages by score).

@@ -28,7 +28,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, MutableMapping, Sequence
 
 import pandas as pd
 
@@ -75,11 +75,13 @@ def build_store(golden: Any, cfg: RagbenchConfig, embedder: Any = None, path: st
 
 
 def build_service(golden: Any, cfg: RagbenchConfig, mode: str, embedder: Any = None, chat_model: Any = None,
-                  store: Any = None, show_progress: bool = False) -> Any:
+                  store: Any = None, show_progress: bool = False,
+                  rerank_cache: MutableMapping[str, float] | None = None) -> Any:
     """An :class:`~ragbench.answer.AnsweringService` over the golden documents for ``mode``, with the golden
-    principals registered; ``chat_model`` defaults to ``make_chat_model(cfg.answer, embedder)``."""
+    principals registered; ``chat_model`` defaults to ``make_chat_model(cfg.answer, embedder)``; ``rerank_cache``
+    keeps the reranker's scores across services (``answer.rerank``)."""
     from ..answer import AnsweringService, PrincipalRegistry
-    from ..llm import make_chat_model
+    from ..llm import make_chat_model, make_token_scorer
     from ..retrieval.retriever import needs_embedder, retriever_from_store
 
     if embedder is None and (needs_embedder(mode) or cfg.answer.extractive_semantic):
@@ -95,7 +97,8 @@ def build_service(golden: Any, cfg: RagbenchConfig, mode: str, embedder: Any = N
         same = cfg.answer.judge.strip().lower() == cfg.answer.chat_model.strip().lower()
         judge = model if same else make_chat_model(cfg.answer.judge)
     return AnsweringService(store, retriever, model, cfg, embedder=embedder,
-                            principals=PrincipalRegistry(golden.principals), log_answers=False, judge=judge)
+                            principals=PrincipalRegistry(golden.principals), log_answers=False, judge=judge,
+                            reranker=make_token_scorer(cfg.answer.rerank), rerank_cache=rerank_cache)
 
 
 def answer_golden(service: Any, golden: Any, qids: Sequence[str] | None = None,

@@ -8,11 +8,11 @@ from typing import Any
 from .base import ChatModel, Completion
 from .context import REFUSAL_MESSAGE, Passage, rag_meta, read_rag_meta, strip_markers
 from .extractive import ExtractiveChatModel
-from .factory import CHAT_MODELS, chat_model_for, make_chat_model
+from .factory import CHAT_MODELS, chat_model_for, make_chat_model, make_token_scorer
 
 __all__ = ["ChatModel", "Completion", "ExtractiveChatModel", "OpenAIChatModel", "LlamaCppChatModel",
-           "make_chat_model", "chat_model_for", "CHAT_MODELS", "Passage", "rag_meta", "read_rag_meta", "strip_markers",
-           "REFUSAL_MESSAGE"]
+           "make_chat_model", "make_token_scorer", "chat_model_for", "CHAT_MODELS", "Passage", "rag_meta",
+           "read_rag_meta", "strip_markers", "REFUSAL_MESSAGE"]
 
 
 def __getattr__(name: str) -> Any:

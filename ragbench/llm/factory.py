@@ -73,3 +73,15 @@ def chat_model_for(cfg: RagbenchConfig, name: str | None = None, embedder: Any =
         return make_chat_model(replace(cfg.answer, chat_model=chosen), embedder=embedder,
                                **(sampling if kind == "openai" else {}))
     return make_chat_model(chosen, embedder=embedder, seed=cfg.seed, **sampling)  # llama: seeded sampling
+
+
+def make_token_scorer(name: str) -> ChatModel | None:
+    """The local model ``answer.rerank`` names, loaded to score tokens (the logits of every position kept, n_ctx
+    1024: a passage and a question); ``""`` → ``None`` (off). Only llama.cpp models expose token scores."""
+    name = (name or "").strip()
+    if not name:
+        return None
+    if name.lower().partition(":")[0] != "llama":
+        raise ConfigError(f"answer.rerank={name!r}: only a local llama model scores tokens. Fix: set it to 'llama' "
+                          "(make install-llm) or to '' (off).")
+    return make_chat_model(name, logits_all=True, n_ctx=1024)

@@ -16,7 +16,7 @@ from ..dal.hub import KnowledgeHub
 from ..dal.session import build_researcher
 from ..eerag.memory import is_memory
 from ..errors import ConfigError
-from ..llm import make_chat_model
+from ..llm import make_chat_model, make_token_scorer
 from ..retrieval.embedding import make_embedder
 from ..retrieval.retriever import MODES, make_retriever, needs_embedder, normalize_mode, store_vectors, vector_part
 from ..store import KnowledgeStore
@@ -90,8 +90,12 @@ class ServeState:
         budget = (BudgetLedger(self.store, a.daily_limit_usd, a.daily_request_limit, a.daily_token_limit)
                   if self.serve.budget else None)
         log.info("answering service ready", extra={"mode": mode, "chunks": self.store.chunk_count()})
+        # The optional judge and reranker are local models (answer.judge, answer.rerank); each call holds the model's
+        # lock, so concurrent requests take turns on them.
+        judge = make_chat_model(a.judge) if a.judge else None
         return AnsweringService(self.store, self.tracer.wrap_retriever(retriever), self.tracer.wrap_model(model), cfg,
-                                embedder=embedder, budget=budget, log_answers=True)
+                                embedder=embedder, budget=budget, log_answers=True, judge=judge,
+                                reranker=make_token_scorer(a.rerank))
 
     def hub_index(self) -> Any:
         with self._hub_lock:

@@ -51,3 +51,21 @@ def test_graded_judge_scores_the_answering_text_above_a_near_topic_one(service):
                        ["Rabbits can be vaccinated from 5 weeks of age."], ["Vaccinations"])
     assert right.p_yes is not None and near.p_yes is not None
     assert right.accepted and right.p_yes > 0.9 and near.p_yes < right.p_yes
+
+
+def test_query_likelihood_reranker_puts_a_paraphrase_answer_first(service):
+    """golden g036 ("push code live late on Friday") shares no content word with the deployment freeze; dense
+    retrieval ranks that chunk 7th, the Qwen query likelihood ranks it above the policies dense put first."""
+    from ragbench.answer.prompts import PromptRegistry
+    from ragbench.answer.rerank import QueryLikelihoodReranker
+    from ragbench.llm import make_token_scorer
+    from ragbench.schema import Hit
+
+    _, svc = service
+    texts = ["Everyone working remotely must be reachable between 10:00 and 15:00 local time on their working days.",
+             "Production deploys are frozen after 14:00 on Fridays; a hotfix needs two reviewers.",
+             "Code reviews are done by a second engineer within one working day."]
+    hits = [Hit(f"c{i}", f"d{i}", 0.6 - i / 10, i, t, "", 0, len(t)) for i, t in enumerate(texts)]
+    rr = QueryLikelihoodReranker(make_token_scorer("llama"), PromptRegistry(svc.store))
+    out = rr.rank("Can I push code live late on Friday afternoon?", hits)
+    assert out[0].chunk_id == "c1" and 0 < out[2].score < out[0].score <= 1
