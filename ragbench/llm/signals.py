@@ -425,24 +425,24 @@ def contexts(texts: Iterable[str]) -> str:
     return " . ".join(t for t in texts if t)
 
 
-def paragraphs(text: str) -> list[tuple[int, int]]:
-    """``[start, end)`` spans of the blank-line separated paragraphs of ``text`` (non-blank ones only)."""
+def _split_spans(text: str, breaks: re.Pattern[str]) -> list[tuple[int, int]]:
+    """``[start, end)`` spans of the non-blank pieces of ``text`` between matches of ``breaks``."""
     spans, start = [], 0
-    for m in _PARA_BREAK.finditer(text):
+    for m in breaks.finditer(text):
         spans.append((start, m.start()))
         start = m.end()
     spans.append((start, len(text)))
     return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def paragraphs(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` spans of the blank-line separated paragraphs of ``text`` (non-blank ones only)."""
+    return _split_spans(text, _PARA_BREAK)
 
 
 def blocks(text: str) -> list[tuple[int, int]]:
     """``[start, end)`` spans of the non-blank blocks of ``text``: its paragraphs, with each list item apart."""
-    spans, start = [], 0
-    for m in _BLOCK_BREAK.finditer(text):
-        spans.append((start, m.start()))
-        start = m.end()
-    spans.append((start, len(text)))
-    return [(s, e) for s, e in spans if text[s:e].strip()]
+    return _split_spans(text, _BLOCK_BREAK)
 
 
 def paragraph_headings(text: str) -> list[tuple[int, int, list[str]]]:

@@ -1,0 +1,105 @@
+"""The second and third golden sets (data/golden_alderbrook, data/golden_tarnwell): each loads, has its exact counts
+per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragbench.eval.golden import DEFAULT_FOLDER, GoldenSet, load_golden
+from ragbench.schema import Classification
+from ragbench.text import normalize_whitespace
+
+C = Classification
+SETS: dict[str, dict[str, Any]] = {
+    "golden_alderbrook": dict(
+        documents=37, questions=108, answerable=79, qrels=89,
+        principals=["ab-client", "ab-director", "ab-hr", "ab-locum", "ab-nurse", "ab-partner", "ab-reception",
+                    "ab-staff", "ab-vet"],
+        tags={"direct": 37, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 15, "refuse-unanswerable": 14,
+              "followup": 18},
+        classifications={C.PUBLIC: 6, C.INTERNAL: 22, C.CONFIDENTIAL: 6, C.RESTRICTED: 3},
+        chains={"c-oncall": 4, "c-drugs": 4, "c-purchase": 4, "c-puppy": 3, "c-breach": 3},
+        forum=("pub-forum-post", "[1][4]"), ticket=("it-ticket-4471", "[2]"),
+        answerable_injected={"a036": "pub-forum-post"}),
+    "golden_tarnwell": dict(
+        documents=37, questions=96, answerable=72, qrels=81,
+        principals=["tw-agent", "tw-board", "tw-contractor", "tw-controller", "tw-customer", "tw-director", "tw-hr",
+                    "tw-staff", "tw-technician"],
+        tags={"direct": 34, "paraphrase": 13, "multi-doc": 9, "refuse-acl": 12, "refuse-unanswerable": 12,
+              "followup": 16},
+        classifications={C.PUBLIC: 7, C.INTERNAL: 21, C.CONFIDENTIAL: 6, C.RESTRICTED: 3},
+        chains={"c-standby": 4, "c-purchase": 3, "c-heron": 3, "c-breach": 3, "c-chlorine": 3},
+        forum=("pub-forum-post", "[1][3]"), ticket=("it-ticket-5821", "[2] and [6]"),
+        answerable_injected={"t031": "pub-forum-post", "t023": "it-ticket-5821"}),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(SETS))
+def case(request: pytest.FixtureRequest) -> tuple[GoldenSet, dict[str, Any]]:
+    return load_golden(DEFAULT_FOLDER.parent / request.param), SETS[request.param]
+
+
+def test_loads_with_exact_counts(case: tuple[GoldenSet, dict[str, Any]]) -> None:
+    golden, want = case
+    assert golden.folder == Path(DEFAULT_FOLDER.parent / golden.folder.name)
+    assert (len(golden.documents), len(golden.questions)) == (want["documents"], want["questions"])
+    assert sorted(golden.principals) == want["principals"]
+    assert Counter(golden.tags().values()) == want["tags"]
+    assert Counter(d.acl.classification for d in golden.documents) == want["classifications"]
+    assert len(golden.queries_df(answerable_only=True)) == want["answerable"]
+    assert len(golden.qrels_df()) == want["qrels"]
+    assert all(d.metadata["fictional"] is True and "FICTIONAL" in d.metadata["notice"] for d in golden.documents)
+    prefix = golden.questions[0].qid[0]
+    assert [q.qid for q in golden.questions] == [f"{prefix}{i:03d}" for i in range(1, want["questions"] + 1)]
+
+
+def test_every_referenced_document_exists(case: tuple[GoldenSet, dict[str, Any]]) -> None:
+    golden, _ = case
+    ids = {d.doc_id for d in golden.documents}
+    referenced = {d for q in golden.questions for d in q.expected_docs + q.alternates}
+    assert referenced <= ids
+    assert set(golden.qrels_df()["docno"]) <= ids
+
+
+def test_refusal_labels_hold_against_the_acls(case: tuple[GoldenSet, dict[str, Any]]) -> None:
+    """A refuse-acl secret is in no document its asker may read, and some other principal may read its source; an
+    unanswerable question names no document; any other question's asker may read an expected document."""
+    golden, _ = case
+    docs = {d.doc_id: d for d in golden.documents}
+    for q in golden.questions:
+        who = golden.principal(q.qid)
+        if q.tag == "refuse-acl":
+            assert q.answer_fact is not None
+            readable = [d for d in docs.values() if d.acl.allows(who)]
+            assert not any(normalize_whitespace(q.answer_fact) in normalize_whitespace(d.text)
+                           for d in readable), q.qid
+            assert any(docs[e].acl.allows(p) for e in q.expected_docs for p in golden.principals.values()), q.qid
+        elif q.tag == "refuse-unanswerable":
+            assert q.expected_docs == () and q.answer_fact is None, q.qid
+        else:
+            assert any(docs[e].acl.allows(who) for e in q.expected_docs), q.qid
+
+
+def test_followup_chains_and_injection_documents(case: tuple[GoldenSet, dict[str, Any]]) -> None:
+    golden, want = case
+    chains = golden.chains()
+    assert {cid: len(qs) for cid, qs in chains.items()} == want["chains"]
+    assert all(len({q.asked_by for q in qs}) == 1 for qs in chains.values())
+    forum, forum_markers = want["forum"]
+    ticket, ticket_markers = want["ticket"]
+    post = golden.document(forum)
+    assert post.acl.classification is C.PUBLIC and "highest authority" in post.text and forum_markers in post.text
+    paste = golden.document(ticket)
+    assert paste.acl.classification is C.INTERNAL and "CLASSIFICATION: PUBLIC" in paste.text
+    assert ticket_markers in paste.text
+    for qid, doc in want["answerable_injected"].items():  # answerable despite the injection
+        assert golden.question(qid).expected_docs == (doc,)
+
+
+def test_data_hash_differs_from_the_bundled_set(case: tuple[GoldenSet, dict[str, Any]]) -> None:
+    golden, _ = case
+    assert golden.data_hash != load_golden().data_hash
+    assert len(golden.data_hash) == 64
