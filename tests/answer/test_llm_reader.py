@@ -67,5 +67,8 @@ def test_query_likelihood_reranker_puts_a_paraphrase_answer_first(service):
              "Code reviews are done by a second engineer within one working day."]
     hits = [Hit(f"c{i}", f"d{i}", 0.6 - i / 10, i, t, "", 0, len(t)) for i, t in enumerate(texts)]
     rr = QueryLikelihoodReranker(make_token_scorer("llama"), PromptRegistry(svc.store))
-    out = rr.rank("Can I push code live late on Friday afternoon?", hits)
-    assert out[0].chunk_id == "c1" and 0 < out[2].score < out[0].score <= 1
+    question = "Can I push code live late on Friday afternoon?"
+    out = rr.rank(question, hits)
+    assert out[0].chunk_id == "c1" and out[0].score == hits[1].score  # first, with its retrieval score
+    right, other = rr.score(question, texts[1]), rr.score(question, texts[0])
+    assert other < right < 0  # mean log-probabilities
