@@ -152,3 +152,39 @@ def test_api_keys_file_errors_name_the_file_and_the_fix(tmp_path):
                     "    clearance: Internal\n", encoding="utf-8")
     (key,) = load_api_keys(good)
     assert (key.principal.user_id, key.principal.max_classification) == ("agent", Classification.INTERNAL)
+
+
+def test_served_service_gets_the_configured_judge_and_reranker(tmp_path, monkeypatch):
+    """answer.judge and answer.rerank reach /v1/ask's service (local models stubbed: they need make install-llm)."""
+    import ragbench.serve.state as state_module
+    from ragbench.serve.state import ServeState
+
+    made: list[tuple[str, str]] = []
+
+    class Scorer:
+        model_id = "stub"
+
+        def token_logprobs(self, prefix: str, target: str) -> list[float]:
+            return [-1.0]
+
+    def scorer(name: str):
+        made.append(("rerank", name))
+        return Scorer() if name else None
+
+    real = state_module.make_chat_model
+
+    def chat(name_or_cfg, **kw):
+        if isinstance(name_or_cfg, str):
+            made.append(("judge", name_or_cfg))
+            return real("extractive")
+        return real(name_or_cfg, **kw)
+
+    monkeypatch.setattr(state_module, "make_token_scorer", scorer)
+    monkeypatch.setattr(state_module, "make_chat_model", chat)
+    on = ServeState(ServeSettings(store=str(tmp_path / "s.db"), options={"retriever": "bm25"},
+                                  overrides={"answer.judge": "llama", "answer.rerank": "llama"}))
+    svc = on.service()
+    assert made == [("judge", "llama"), ("rerank", "llama")]
+    assert svc.judge is not None and svc.reranker is not None and isinstance(svc.reranker.model, Scorer)
+    off = ServeState(ServeSettings(store=str(tmp_path / "t.db"), options={"retriever": "bm25"})).service()
+    assert off.judge is None and off.reranker is None
