@@ -6,7 +6,8 @@ its soft coverage and similarity are recorded, for a multi-part question also ea
 restricted_gap`` at 1.0, so the gap is measured and never refuses). A choice then decides offline: refused ⇔ refused
 for another reason, or restricted gap ≥ g (g > 0), or soft coverage < c and similarity < s (for a multi-part
 question: for the whole question and for every part, as the service does). The pair grid (c in 0–1 step 0.05, s in
-0.20–0.94 step 0.02) is searched on each set alone and on both pooled, with g at its configured value, for the share
+0.20–0.94 step 0.02) is searched on each set alone, on all pooled and, with three or more sets, on all but one
+(reported on the one left out), with g at its configured value, for the share
 of questions *handled right* (a should-refuse question refused, an answerable one answered with its golden fact;
 ``--objective refusal`` for plain refusal accuracy, which counts a wrong answer as right); every pair reaching the
 best value is a choice (small sets have flat optima), and each is reported on every set. Then g (0 = off, 0.05–0.6
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
 import shelve
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, MutableMapping
 
 import numpy as np

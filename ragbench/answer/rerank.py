@@ -50,9 +50,10 @@ class QueryLikelihoodReranker:
         """The active ``rag.rerank`` template (the built-in v1 registered on first use)."""
         return self.registry.active(RERANK_NAME) or self.registry.ensure(RERANK_NAME, RERANK_VERSION, RERANK_BODY)
 
-    def score(self, question: str, passage: str) -> float:
-        """Mean log-probability of the question's tokens after the passage (higher explains it better)."""
-        template = self.template()
+    def score(self, question: str, passage: str, template: Any = None) -> float:
+        """Mean log-probability of the question's tokens after the passage (higher explains it better);
+        ``template`` defaults to :meth:`template`."""
+        template = template if template is not None else self.template()
         if not template.body.rstrip().endswith("{question}"):
             raise ConfigError(f"rerank template {template.id} must end with {{question}} (the scored text). "
                               "Fix: register a version that does.")
@@ -73,8 +74,9 @@ class QueryLikelihoodReranker:
     def rank(self, question: str, hits: Sequence[Hit]) -> list[Hit]:
         """``hits`` best first by :meth:`score` (ties keep retrieval order), with new ranks and their retrieval
         scores; unchanged when the model fails."""
+        template = self.template()  # one registry read per question, not per passage
         try:
-            scores = [self.score(question, h.text) for h in hits]
+            scores = [self.score(question, h.text, template) for h in hits]
         except ModelError as exc:
             log.warning("reranker failed (%s); keeping the retrieval order", exc)
             return list(hits)

@@ -97,10 +97,10 @@ _COMPOUND = re.compile(r"(?<![\w-])([^\W\d_]{2,})-([^\W\d_]{2,})(?![\w-])")
 #: Words with their hyphens kept (``part-time`` is one token; it is not a plain content word).
 _POSSESSIVE = re.compile(r"['’]s\b")
 _HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
-#: A code identifier joined by dots or underscores (`billing.deferred_capture`, `max_retries`, a domain name): one
-#: token, not English words, so its parts never act as a modifier or a head noun.
 #: The first word of a sentence, clause or list item (after markup and bullets).
 _IMPERATIVE = re.compile(r"((?:^|[.!?;:\n])[\s*_#>\-\d.)]*)([A-Za-z]+)")
+#: A code identifier joined by dots or underscores (`billing.deferred_capture`, `max_retries`, a domain name): one
+#: token, not English words, so its parts never act as a modifier or a head noun.
 _IDENTIFIER = re.compile(r"\b[^\W_]*[A-Za-z][^\W_]*(?:[._][^\W_]+)+\b|\b[^\W_]+(?:[._][^\W_]+)*_[^\W_]*\b")
 
 
