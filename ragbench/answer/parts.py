@@ -3,7 +3,8 @@
 "A locum starts on Monday. How far ahead must the clinic manager ask for their account, and may the locum sign for
 the controlled drugs delivery?" asks two things that live in two documents; retrieved as one query, the top
 passages cover whichever part dominates the embedding. :func:`question_parts` splits at a coordinated clause that
-opens with a question word or an auxiliary (", and how …", "; and may …"), gives each part the question's
+opens with a question word or an auxiliary (", and how …", "; and may …") unless that clause is elliptical
+("…, and how many days?" asks the first clause's question again, for a number), gives each part the question's
 preceding sentences as its setting, and keeps a rewritten follow-up's ``(referring to …)`` subject on every part.
 :func:`interleave` merges the ranked lists (the whole question's first), one rank at a time, without repeats.
 """
@@ -17,6 +18,10 @@ from ..schema import Hit
 #: ", and how …" / "; and may …" / " and who …": a second question coordinated with the first.
 _AND_Q = re.compile(r"(?:[,;])?\s+and\s+(?=(?:how|what|when|who|whom|which|where|why|can|may|must|should|is|are|"
                     r"do|does|did|will|would|could|has|have)\b)", re.IGNORECASE)
+#: A clause that borrows its predicate from the one before ("…, and how many days?", "and for how long?", "and
+#: when?"): not a question of its own.
+_ELLIPTICAL = re.compile(r"(?:for|by|until|till|from)?\s*(?:how\s+(?:many|much|long|often|far|soon)(?:\s+[^\W\d_]+)?"
+                         r"|when|where|why|what\s+for|which\s+ones?)\s*[?.!]*", re.IGNORECASE)
 _SUBJECT = re.compile(r"\s*(\(referring to [^)]*\))\s*$")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")
 
@@ -31,7 +36,7 @@ def question_parts(query: str) -> list[str]:
         return [query]
     setting, last = " ".join(sentences[:-1]), sentences[-1]
     clauses = [c.strip() for c in _AND_Q.split(last) if c.strip()]
-    if len(clauses) < 2:
+    if len(clauses) < 2 or any(_ELLIPTICAL.fullmatch(c) for c in clauses[1:]):
         return [query]
     return [" ".join(x for x in (setting, clause) if x) + subject for clause in clauses]
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from ..llm.signals import QUESTION_WORDS, stem
+from ..llm.signals import QUESTION_WORDS, stem, words
 from ..schema import Message
-from ..text import tokenize
 
 PRONOUNS = frozenset({"it", "this", "that", "they", "them", "these", "those", "he", "she", "one", "ones"})
 #: ``Message.meta`` key under which a chat session keeps a user turn's standalone (rewritten) form.
@@ -55,8 +54,8 @@ def rewrite(query: str, history: Sequence[Message]) -> str:
     previous = previous_query(history)
     if not previous:
         return q
-    words = {w.lower() for w in _WORD.findall(q)}
-    if words & PRONOUNS:
+    typed = {w.lower() for w in _WORD.findall(q)}
+    if typed & PRONOUNS:
         subject = extract_subject(previous)
         return f"{q} (referring to {subject})" if subject else f"{q} ({previous})"
     if q.lower().startswith(CONTINUATIONS):
@@ -82,21 +81,21 @@ def subject_terms(previous: str, query: str, weight: Callable[[str], float] | No
     """Content words of ``previous`` (stop, question-form and pronoun words removed) whose stem ``query`` lacks,
     first-appearance order, no repeats, at most ``max_terms``: the heaviest by ``weight`` (of a stemmed term) when
     given, else the first."""
-    have = {stem(w) for w in tokenize(query)}
-    words: list[str] = []
-    for w in tokenize(previous, stopwords=True):
+    have = {stem(w) for w in words(query)}
+    out: list[str] = []
+    for w in words(previous, stopwords=True):
         s = stem(w)
         if w in QUESTION_WORDS or w in PRONOUNS or s in have or (len(w) < 2 and not w.isdigit()):
             continue
         have.add(s)
-        words.append(w)
-    if len(words) <= max_terms:
-        return words
+        out.append(w)
+    if len(out) <= max_terms:
+        return out
     if weight is None:
-        return words[:max_terms]
+        return out[:max_terms]
     # Stable sort: among equal weights the earlier word wins, so the choice is deterministic.
-    keep = set(sorted(range(len(words)), key=lambda i: -weight(stem(words[i])))[:max_terms])
-    return [w for i, w in enumerate(words) if i in keep]
+    keep = set(sorted(range(len(out)), key=lambda i: -weight(stem(out[i])))[:max_terms])
+    return [w for i, w in enumerate(out) if i in keep]
 
 
 def rewrite_subject(query: str, history: Sequence[Message], weight: Callable[[str], float] | None = None,

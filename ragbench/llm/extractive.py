@@ -30,7 +30,8 @@ from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, 
                       strip_markers)
 from .answer_types import asks_for_action, expected_type, has_type, is_instruction
 from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_conflicts, paragraph_headings,
-                      paragraphs, range_conflicts, salient_terms, term_set, weight_lookup)
+                      paragraphs, range_conflicts, salient_terms, term_set, value_conflicts,
+                      weight_lookup)
 
 _LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
 _MARKUP = re.compile(r"\*\*|__|`")
@@ -243,7 +244,8 @@ class ExtractiveChatModel(ChatModel):
             # for a £400,000 contract).
             asked = focus or question
             if conflicts(asked, f"{row.sentence} . {row.context}", modifiers=False) \
-                    or modifier_conflicts(asked, row.sentence) or range_conflicts(asked, row.sentence):
+                    or modifier_conflicts(asked, row.sentence) or range_conflicts(asked, row.sentence) \
+                    or value_conflicts(asked, row.sentence):
                 score *= self.conflict_penalty
             cand = _Candidate(score, row.passage.score, row.passage.n, row.index, row.sentence, frozenset(evidence))
             key = row.sentence.lower()

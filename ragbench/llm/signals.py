@@ -64,16 +64,47 @@ def stem(token: str) -> str:
     return token
 
 
+#: A decimal number ("0.2", "12.75"), not part of a dotted identifier, version or address ("10.0.0.1").
+_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)")
+
+
+def words(text: str, stopwords: bool = False) -> list[str]:
+    """:func:`ragbench.text.tokenize`, except that a decimal number is one word ("0.2", trailing zeros dropped):
+    split at its point, "0.2" would be the words "0" and "2" and meet every "0.3" and "2 hours"."""
+    out: list[str] = []
+    pos = 0
+    for m in _DECIMAL.finditer(text):
+        out += tokenize(text[pos:m.start()], stopwords)
+        out.append(_decimal(m.group()))
+        pos = m.end()
+    return out + tokenize(text[pos:], stopwords)
+
+
+def _decimal(number: str) -> str:
+    return number.rstrip("0").rstrip(".")
+
+
+def value_conflicts(question: str, sentence: str) -> list[str]:
+    """``["asked≠stated"]`` when the question names a decimal value ("if it keeps falling to 0.2?") that
+    ``sentence`` lacks while it states another ("falls to 0.3 mg/l"): the rule for another value. Whole numbers
+    are left out: "3 days" and "2 hours" are everywhere, and amounts have their bands (:func:`range_conflicts`)."""
+    asked = {_decimal(m.group()) for m in _DECIMAL.finditer(question)}
+    stated = {_decimal(m.group()) for m in _DECIMAL.finditer(sentence)}
+    if asked and stated and not asked & stated:
+        return [f"{min(asked)}≠{min(stated)}"]
+    return []
+
+
 def salient_terms(question: str) -> list[str]:
     """Stemmed content terms of a question, first-appearance order, no duplicates."""
-    out = [stem(t) for t in tokenize(question, stopwords=True)
+    out = [stem(t) for t in words(question, stopwords=True)
            if t not in QUESTION_WORDS and (len(t) > 1 or t.isdigit())]
     return list(dict.fromkeys(out))
 
 
 def term_set(text: str) -> set[str]:
     """Stemmed content terms of any text."""
-    return {stem(t) for t in tokenize(text, stopwords=True)}
+    return {stem(t) for t in words(text, stopwords=True)}
 
 
 def coverage(terms: Sequence[str], evidence: set[str], weight: Callable[[str], float]) -> float:

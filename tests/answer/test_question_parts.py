@@ -29,6 +29,12 @@ def test_question_parts():
     assert question_parts("What are the rules for salt and pepper?") == ["What are the rules for salt and pepper?"]
     assert question_parts("Can I work from home and travel abroad?") == ["Can I work from home and travel abroad?"]
     assert question_parts("") == [""]
+    # An elliptical second clause borrows the first one's predicate: one question, not two.
+    for tail in ("how many days?", "for how long?", "when?", "how much"):
+        q = f"Is there paid time off for moving house, and {tail}"
+        assert question_parts(q) == [q]
+    assert question_parts("Is there paid leave for jury service, and how many days does it last?") == \
+        ["Is there paid leave for jury service", "how many days does it last?"]
 
 
 def test_interleave_takes_rank_by_rank_without_repeats():

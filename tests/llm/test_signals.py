@@ -136,3 +136,18 @@ def test_stem_meets_an_acronyms_plural_and_keeps_other_short_words():
     assert stem("ass") == "ass" and stem("bus") == "bus" and stem("cat") == "cat"
     assert stem("p4") == "p4" and stem("2026") == "2026"
     assert stem("dogs") == "dog" and stem("policies") == "policy" and stem("approves") == stem("approved")
+
+
+def test_a_decimal_number_is_one_term_and_another_value_conflicts():
+    from ragbench.llm.signals import salient_terms, term_set, value_conflicts, words
+
+    assert words("falls to 0.30 mg/l; at 0.2 mg/l it stops.") == \
+        ["falls", "to", "0.3", "mg", "l", "at", "0.2", "mg", "l", "it", "stops"]
+    # Dotted identifiers and addresses are not decimals; a sentence's closing full stop is not a point.
+    assert words("host 10.0.0.1 runs v2.1, rate 1.0.") == ["host", "10", "0", "0", "1", "runs", "v2", "1", "rate", "1"]
+    assert salient_terms("What if it keeps falling to 0.2?") == ["keep", "fall", "0.2"]
+    assert "0.2" not in term_set("The low alarm is at 0.3 mg/l, after 2 hours.")
+    assert value_conflicts("What if it keeps falling to 0.2?", "A low alarm is raised at 0.3 mg/l.") == ["0.2≠0.3"]
+    assert value_conflicts("What if it keeps falling to 0.2?", "At 0.2 mg/l the works shuts down.") == []
+    assert value_conflicts("What if it keeps falling to 0.2?", "The works shuts down.") == []  # nothing stated
+    assert value_conflicts("How long is 3 days?", "It lasts 2 days.") == []  # whole numbers are not compared
