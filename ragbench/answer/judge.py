@@ -14,6 +14,12 @@ judges every retrieved passage before the reader and passes on only those it acc
 their score — a reader that finds the answering sentence among near-topic ones, and refuses when none is accepted.
 ``rag.judge@v1`` (greedy, "about exactly the same thing") is kept in stores that have it
 but is no longer the default: it rejected most right answers to paraphrased questions.
+
+:func:`judge_overrides` is the *judge profile* (``--judge NAME`` of ``ragbench eval golden``, ``ask`` and ``chat``):
+the graded judge decides answerability on its own, with the coverage and similarity thresholds at 0 (the other
+text checks — answer type, sibling codes, unknown names, the restricted gap — still refuse). Its P(yes) separates
+answerable questions from near-topic and restricted ones better than coverage and cosine on all three golden sets,
+and ``JUDGE_MIN_YES`` is the leave-one-set-out choice (docs/answers.md).
 """
 from __future__ import annotations
 
@@ -41,6 +47,16 @@ ANSWER (quoted from company documents):
 
 Does the ANSWER state what the QUESTION asks for, about exactly the same thing (same person, group, item, level,
 place and time)? An answer about a similar but different thing is NO. Reply with one word: YES or NO."""
+
+
+#: The judge profile's threshold on P(yes): chosen on two golden sets, reported on the third, for each third.
+JUDGE_MIN_YES = 0.35
+
+
+def judge_overrides(model: str) -> dict[str, object]:
+    """Config overrides of the judge profile with chat model ``model`` (``llama``) as the judge."""
+    return {"answer.judge": model, "answer.judge_mode": "verdict", "answer.judge_min_yes": JUDGE_MIN_YES,
+            "answer.answerability_min_coverage": 0.0, "answer.answerability_min_similarity": 0.0}
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,9 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", default=None, help="golden folder (default: the bundled data/golden)")
     p.add_argument("--principals", default=None, help="principals YAML (default: the golden set's)")
     p.add_argument("--tenant", default=None, help="budget tenant (default: answer.tenant)")
+    p.add_argument("--judge", default=None, metavar="MODEL",
+                   help="the judge profile: this local model (llama) decides whether the answer answers the "
+                        "question (docs/answers.md; about 1-2 s per question)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +47,7 @@ def service_for(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     from ..eval.assistant import open_service
 
     return open_service(load_cfg(args), args.principal, mode=args.retriever, model=args.model, store=args.store,
-                        data=args.data, principals=args.principals, tenant=args.tenant)
+                        data=args.data, principals=args.principals, tenant=args.tenant, judge=args.judge)
 
 
 def answer_lines(answer: Any) -> list[str]:

@@ -3,8 +3,9 @@ compared, saved and logged to MLflow (the run itself: :mod:`ragbench.eval.golden
 
 Prints the aggregate, per-slice and paraphrase-significance tables; with ``--json`` stdout is one line
 ``{"systems": {...}, "slices": {system: {tag: {measure: value}}}, "mlflow_run_id": ..., "run_dir": ...}``. The
-default answer system is ``answer``; ``--model M`` adds ``answer-M``. If MLflow cannot be reached the results are still
-saved and printed, and the exit status is 1."""
+default answer system is ``answer``; ``--model M`` adds ``answer-M`` and ``--judge M`` adds ``answer-judge-M``
+(the extractive reader with M as its answerability judge, the judge profile of docs/answers.md). If MLflow cannot be
+reached the results are still saved and printed, and the exit status is 1."""
 from __future__ import annotations
 
 import argparse
@@ -26,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-answers", action="store_true", help="score retrieval only (no grounded-answer system)")
     add_model_option(p, help="also score the answer system 'answer-<model>' with this chat model (e.g. llama; "
                              "slow: every question is a model call)")
+    p.add_argument("--judge", default=None, metavar="MODEL",
+                   help="also score 'answer-judge-<model>': the extractive reader with this local model (llama) as "
+                        "its answerability judge, the judge profile (about 1-2 s per question)")
     add_common_options(p)
     p.set_defaults(func=main)
 
@@ -37,7 +41,8 @@ def main(args: argparse.Namespace) -> int:
     cfg = load_cfg(args)
     ev = run_golden(args.data, args.retriever, args.k, args.seed, args.out, cfg, log_mlflow=not args.no_mlflow,
                     show_progress=show_progress(args), answers=not args.no_answers,
-                    models=[args.model] if args.model and args.model != "extractive" else [])
+                    models=[args.model] if args.model and args.model != "extractive" else [],
+                    judges=[args.judge] if args.judge else [])
     out.text(report(ev))
     if ev.tracking_error:
         out.error(ev.tracking_error)

@@ -321,9 +321,21 @@ def evaluate_golden_answers(golden: Any, cfg: RagbenchConfig | None = None, mode
 # ------------------------------------------------------------------------------- `ragbench eval golden` hook
 
 
-def system_name(model: str | None = None) -> str:
-    """``answer`` for the default reader, ``answer-<model>`` for another chat model (``answer-llama``)."""
+def system_name(model: str | None = None, judge: str | None = None) -> str:
+    """``answer`` for the default reader, ``answer-<model>`` for another chat model (``answer-llama``),
+    ``answer-judge-<judge>`` for the default reader under the judge profile (``answer-judge-llama``)."""
+    if judge:
+        return f"answer-judge-{judge}"
     return "answer" if not model or model == "extractive" else f"answer-{model}"
+
+
+def judge_config(cfg: RagbenchConfig, judge: str | None) -> RagbenchConfig:
+    """``cfg`` under the judge profile with chat model ``judge`` (:func:`ragbench.answer.judge.judge_overrides`)."""
+    if not judge:
+        return cfg
+    from ..answer.judge import judge_overrides
+
+    return with_overrides(cfg, judge_overrides(judge))
 
 
 def model_config(cfg: RagbenchConfig, model: str | None) -> RagbenchConfig:
@@ -358,11 +370,12 @@ def answer_records(golden: Any, service: Any, qids: Sequence[str], chunk_doc: Ma
 
 
 def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any],
-                          models: Sequence[str] = ()) -> dict[str, Callable]:
+                          models: Sequence[str] = (), judges: Sequence[str] = ()) -> dict[str, Callable]:
     """Answer systems for :func:`ragbench.eval.harness.experiment`: ``answer`` (the configured reader, extractive
-    by default) and one ``answer-<model>`` per extra chat model in ``models``, each over its own sentence-chunked
-    store in :data:`ANSWER_MODE` (reusing the embedder of the given dense retriever). Their records carry
-    LeakedDocs, FactInAnswer, SecretInAnswer and InjectionQuoted per question."""
+    by default), one ``answer-<model>`` per extra chat model in ``models`` and one ``answer-judge-<judge>`` per
+    judge in ``judges`` (the judge profile), each over its own sentence-chunked store in :data:`ANSWER_MODE`
+    (reusing the embedder of the given dense retriever). Their records carry LeakedDocs, FactInAnswer,
+    SecretInAnswer and InjectionQuoted per question."""
     from ..retrieval.retriever import vector_part
 
     embedder = None
@@ -373,8 +386,8 @@ def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[
             break
     acfg = answer_config(cfg, ANSWER_MODE)
 
-    def make(model: str | None) -> Callable[[pd.DataFrame], list[dict[str, Any]]]:
-        mcfg = model_config(acfg, model)
+    def make(model: str | None, judge: str | None = None) -> Callable[[pd.DataFrame], list[dict[str, Any]]]:
+        mcfg = judge_config(model_config(acfg, model), judge)
 
         def system(queries: pd.DataFrame, show_progress: bool = False) -> list[dict[str, Any]]:
             emb = embedder
@@ -392,4 +405,6 @@ def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[
     systems = {system_name(None): make(None)}
     for m in models:
         systems[system_name(m)] = make(m)
+    for j in judges:
+        systems[system_name(judge=j)] = make(None, j)
     return systems

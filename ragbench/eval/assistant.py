@@ -33,27 +33,29 @@ def default_store(data_hash: str, cfg: RagbenchConfig) -> Path:
 
 def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None, model: str | None = None,
                  store: str | None = None, data: str | None = None, principals: str | None = None,
-                 tenant: str | None = None) -> tuple[Any, Any, RagbenchConfig]:
+                 tenant: str | None = None, judge: str | None = None) -> tuple[Any, Any, RagbenchConfig]:
     """``(service, principal, cfg)``: the :class:`~ragbench.answer.AnsweringService` these options describe, the
     :class:`~ragbench.schema.Principal` named ``principal`` (an unknown one raises ``PermissionDenied`` before any
     work) and the configuration actually used (``cfg`` with the answer settings of ``mode`` and ``model``).
 
     ``mode`` is the retrieval mode (default: the answer mode), ``model`` the chat model (default
-    ``answer.chat_model``), ``data`` the golden folder (default: the bundled one), ``tenant`` the budget tenant.
-    The caller closes ``service.store``."""
+    ``answer.chat_model``), ``data`` the golden folder (default: the bundled one), ``tenant`` the budget tenant,
+    ``judge`` a chat model for the judge profile (:func:`ragbench.answer.judge.judge_overrides`; ``answer.judge``
+    alone adds the judge on the configured thresholds). The caller closes ``service.store``."""
     from ..answer import AnsweringService, BudgetLedger, PrincipalRegistry
     from ..config import with_overrides
-    from ..llm import make_chat_model
+    from ..llm import make_chat_model, make_token_scorer
     from ..retrieval.embedding import make_embedder
     from ..retrieval.retriever import needs_embedder, normalize_mode, retriever_from_store
     from ..store import KnowledgeStore
-    from .answers import ANSWER_MODE, answer_config, build_store
+    from .answers import ANSWER_MODE, answer_config, build_store, judge_config
     from .golden import DEFAULT_FOLDER, load_golden
 
     mode = normalize_mode(mode or ANSWER_MODE)
     cfg = answer_config(cfg, mode)
     if model:
         cfg = with_overrides(cfg, {"answer.chat_model": model})
+    cfg = judge_config(cfg, judge)
     golden = load_golden(data or DEFAULT_FOLDER) if store is None or principals is None else None
     if principals:
         registry = PrincipalRegistry.from_yaml(principals)
@@ -84,6 +86,10 @@ def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None
     retriever = retriever_from_store(kb, mode, cfg, embedder)
     a = cfg.answer
     budget = BudgetLedger(kb, a.daily_limit_usd, a.daily_request_limit, a.daily_token_limit)
-    service = AnsweringService(kb, retriever, make_chat_model(a, embedder=embedder), cfg, embedder=embedder,
-                               principals=registry, budget=budget, tenant=tenant)
+    reader = make_chat_model(a, embedder=embedder)
+    # One loaded local model serves as reader and judge when both are the same one.
+    judge_model = (reader if a.judge.strip().lower() == a.chat_model.strip().lower() else make_chat_model(a.judge)) \
+        if a.judge else None
+    service = AnsweringService(kb, retriever, reader, cfg, embedder=embedder, principals=registry, budget=budget,
+                               tenant=tenant, judge=judge_model, reranker=make_token_scorer(a.rerank))
     return service, who, cfg

@@ -65,12 +65,12 @@ def build_retrievers(golden: Any, cfg: RagbenchConfig, modes: Sequence[str], emb
 
 
 def answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any],
-                   models: Sequence[str] = ()) -> dict[str, Callable]:
-    """The grounded-answer systems scored next to the retrievers (:mod:`ragbench.eval.answers`): ``answer`` and
-    one ``answer-<model>`` per extra chat model."""
+                   models: Sequence[str] = (), judges: Sequence[str] = ()) -> dict[str, Callable]:
+    """The grounded-answer systems scored next to the retrievers (:mod:`ragbench.eval.answers`): ``answer``,
+    one ``answer-<model>`` per extra chat model and one ``answer-judge-<judge>`` per judge (the judge profile)."""
     from .answers import golden_answer_systems
 
-    return dict(golden_answer_systems(golden, cfg, retrievers, models))
+    return dict(golden_answer_systems(golden, cfg, retrievers, models, judges))
 
 
 def default_run_dir(kind: str = "golden") -> Path:
@@ -98,9 +98,10 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
                out: str | Path | None = None, cfg: RagbenchConfig | None = None, log_mlflow: bool = True,
                experiment_name: str = EXPERIMENT, tracking_timeout: float | None = 10,
                embedder: Any = None, show_progress: bool = False, answers: bool = True,
-               models: Sequence[str] = ()) -> GoldenEval:
+               models: Sequence[str] = (), judges: Sequence[str] = ()) -> GoldenEval:
     """The whole golden evaluation (module doc); ``answers=False`` scores retrieval only; ``models`` adds an
-    ``answer-<model>`` system per chat model next to the default ``answer``."""
+    ``answer-<model>`` system per chat model and ``judges`` an ``answer-judge-<judge>`` system per judge (the
+    judge profile) next to the default ``answer``."""
     from ..tracking import record_run
     from .golden import DEFAULT_FOLDER, load_golden
 
@@ -110,7 +111,7 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
     golden = load_golden(data or DEFAULT_FOLDER)
     retrievers = build_retrievers(golden, cfg, modes, embedder, show_progress)
     systems: dict[str, Any] = dict(retrievers)
-    extra = answer_systems(golden, cfg, retrievers, models) if answers else {}
+    extra = answer_systems(golden, cfg, retrievers, models, judges) if answers else {}
     systems.update(extra)
     baselines = [b for b in ("bm25", "dense") if b in retrievers]
     run_dir = Path(out) if out is not None else default_run_dir("golden")

@@ -211,3 +211,81 @@ def test_a_contract_amount_is_answered_from_the_band_that_holds_it(golden):
     assert a.answerability is not None and a.answerability.answerable
     # 400 and 000 (the amount) count as covered: sign, contract, ferrowick and the amount of the six terms.
     assert a.answerability.coverage == pytest.approx(0.6933, abs=1e-4)
+
+
+class ConstantJudge:
+    """A graded judge with a fixed P(yes) that records the prompts it was shown."""
+
+    model_id = "constant-judge"
+
+    def __init__(self, p: float) -> None:
+        self.p, self.prompts = p, []
+
+    def yes_probability(self, messages) -> float:
+        self.prompts.append(messages[-1].content)
+        return self.p
+
+
+def _stub_judge(monkeypatch, p: float) -> ConstantJudge:
+    """``make_chat_model("stub")`` returns a :class:`ConstantJudge`; other names and configs build as usual."""
+    import ragbench.llm as llm
+
+    judge, real = ConstantJudge(p), llm.make_chat_model
+
+    def make(spec, **kw):
+        return judge if spec == "stub" else real(spec, **kw)
+
+    monkeypatch.setattr(llm, "make_chat_model", make)
+    return judge
+
+
+def test_the_judge_profile_lets_the_judge_decide():
+    from ragbench.answer.judge import JUDGE_MIN_YES, judge_overrides
+    from ragbench.eval.answers import judge_config, system_name
+
+    cfg = judge_config(RagbenchConfig(), "llama").answer
+    assert (cfg.judge, cfg.judge_mode, cfg.judge_min_yes) == ("llama", "verdict", JUDGE_MIN_YES)
+    assert (cfg.answerability_min_coverage, cfg.answerability_min_similarity) == (0.0, 0.0)
+    assert judge_config(RagbenchConfig(), None) == RagbenchConfig()
+    assert judge_overrides("x")["answer.judge"] == "x" and JUDGE_MIN_YES == 0.35
+    assert (system_name(), system_name("llama"), system_name(judge="llama")) == \
+        ("answer", "answer-llama", "answer-judge-llama")
+
+
+@pytest.mark.parametrize("p_yes", [0.0, 1.0])
+def test_eval_golden_scores_the_judge_profile_as_its_own_system(golden, monkeypatch, p_yes):
+    import pandas as pd
+
+    judge = _stub_judge(monkeypatch, p_yes)
+    cfg = with_overrides(RagbenchConfig(), FAST)
+    systems = golden_answer_systems(golden, cfg, {}, judges=["stub"])
+    assert list(systems) == ["answer", "answer-judge-stub"]
+    recs = systems["answer-judge-stub"](pd.DataFrame({"qid": ["g001"], "query": ["x"]}))
+    # g001 ("How many days of annual leave …") reaches the judge once, shown the answer and the question.
+    assert len(judge.prompts) == 1 and judge.prompts[0].startswith("TEXT (from ")
+    assert "annual leave" in judge.prompts[0]
+    if p_yes == 0.0:
+        assert (recs[0]["refused"], recs[0]["refusal_reason"]) == (True, "judge-rejected")
+    else:
+        assert (recs[0]["refused"], recs[0]["FactInAnswer"]) == (False, 1.0)
+
+
+def test_ask_takes_the_judge_profile(golden, monkeypatch, tmp_path):
+    from ragbench.eval.assistant import open_service
+
+    monkeypatch.chdir(tmp_path)
+    judge = _stub_judge(monkeypatch, 0.0)
+    cfg = with_overrides(RagbenchConfig(), FAST)
+    svc, who, used = open_service(cfg, "eval-staff", mode="bm25", judge="stub")
+    try:
+        assert svc.judge is not None and svc.judge.model is judge and svc.judge.min_yes == 0.35
+        assert used.answer.answerability_min_coverage == 0.0
+        a = svc.answer("How many days of annual leave do full-time employees get?", who)
+        assert (a.refused, a.refusal_reason, len(judge.prompts)) == (True, "judge-rejected", 1)
+    finally:
+        svc.store.close()
+    plain, _, _ = open_service(cfg, "eval-staff", mode="bm25")
+    try:
+        assert plain.judge is None
+    finally:
+        plain.store.close()
