@@ -57,9 +57,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="send OpenTelemetry spans here, e.g. http://127.0.0.1:4318/v1/traces (default: off)")
     p.add_argument("--testweb", action="store_true",
                    help="start the local test web and research it (loopback only; for demos and tests)")
+    p.add_argument("--judge", default=None, metavar="MODEL",
+                   help="the judge profile on /v1/ask: this local model (llama) decides whether an answer answers "
+                        "the question (docs/answers.md)")
     add_config_options(p)  # the file's serve: section and --set serve.* names hold the serve knobs
     p.add_argument("--quiet", action="store_true", help="no progress bars while indexing")
     p.set_defaults(func=run)
+
+
+def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--set`` overrides, on top of the judge profile's settings when ``--judge`` is given (``--set`` wins)."""
+    overrides = parse_sets(args.set)
+    if args.judge:
+        from ..answer.judge import judge_overrides
+
+        overrides = {**{k: str(v) for k, v in judge_overrides(args.judge).items()}, **overrides}
+    return overrides
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -120,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     from ..serve.app import authenticator
     from ..serve.settings import SETTINGS_ENV, ServeSettings
 
-    overrides = parse_sets(args.set)
+    overrides = config_overrides(args)
     from ..dal.testweb import maybe_testweb
 
     with maybe_testweb(args.testweb) as web:

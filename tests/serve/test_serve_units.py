@@ -188,3 +188,15 @@ def test_served_service_gets_the_configured_judge_and_reranker(tmp_path, monkeyp
     assert svc.judge is not None and svc.reranker is not None and isinstance(svc.reranker.model, Scorer)
     off = ServeState(ServeSettings(store=str(tmp_path / "t.db"), options={"retriever": "bm25"})).service()
     assert off.judge is None and off.reranker is None
+
+
+def test_serve_judge_sets_the_judge_profile_and_set_still_wins():
+    from ragbench.cli import build_parser
+    from ragbench.commands.serve import config_overrides
+
+    parser = build_parser()
+    args = parser.parse_args(["serve", "--judge", "llama", "--set", "answer.judge_min_yes=0.5"])
+    assert config_overrides(args) == {"answer.judge": "llama", "answer.judge_mode": "verdict",
+                                      "answer.judge_min_yes": "0.5", "answer.answerability_min_coverage": "0.0",
+                                      "answer.answerability_min_similarity": "0.0"}
+    assert config_overrides(parser.parse_args(["serve"])) == {}
