@@ -72,3 +72,31 @@ def test_query_likelihood_reranker_puts_a_paraphrase_answer_first(service):
     assert out[0].chunk_id == "c1" and out[0].score == hits[1].score  # first, with its retrieval score
     right, other = rr.score(question, texts[1]), rr.score(question, texts[0])
     assert other < right < 0  # mean log-probabilities
+
+
+
+@pytest.fixture(scope="module")
+def profile():
+    """The default service and the judge profile's over one store (built at module scope, where the model is
+    found: the tests' own cache folder holds no model)."""
+    if importlib.util.find_spec("llama_cpp") is None or "qwen2.5-coder-1.5b" not in installed_models():
+        pytest.skip("needs llama-cpp-python and Qwen2.5-Coder-1.5B: make install-llm")
+    from ragbench.eval.answers import judge_config
+
+    golden = load_golden()
+    cfg = answer_config(None, "dense")
+    store = build_store(golden, cfg)
+    return golden, build_service(golden, cfg, "dense", store=store), \
+        build_service(golden, judge_config(cfg, "llama"), "dense", store=store)
+
+
+def test_the_judge_profile_answers_a_paraphrase_the_text_check_refuses(profile):
+    """golden g033 ("the ceiling on an evening meal bill … staying away for work") shares few words with the travel
+    policy's dinner limit: the text check refuses it, the judge profile answers with the fact; the guest's
+    question about the CEO's award (g051) stays refused under both."""
+    golden, plain_service, judged_service = profile
+    plain, _ = answer_golden(plain_service, golden, ["g033", "g051"])
+    judged, _ = answer_golden(judged_service, golden, ["g033", "g051"])
+    assert (plain["g033"].refused, plain["g033"].refusal_reason) == (True, "unanswerable-question")
+    assert not judged["g033"].refused and golden.question("g033").answer_fact in judged["g033"].answer
+    assert plain["g051"].refused and judged["g051"].refused
