@@ -11,7 +11,9 @@ answerability report its soft coverage and similarity. Offline then:
   refused for another reason, restricted gap below its configured value);
 * **judge only** (the profile: text thresholds 0): refused ⇔ refused for another reason, or restricted gap ≥ its
   configured value, or P(yes) < τ, for τ in 0.05–0.80; τ is chosen on all sets but one pooled (questions handled
-  right, or ``--objective refusal``) and reported on the one left out, with the refuse slices.
+  right, or ``--objective refusal``) and reported on the one left out, with the refuse slices; then the same with
+  two thresholds, τ when the index's best chunk is readable by the asker and τ_restricted when it is not
+  (restricted gap above 0: ``answer.judge_min_yes_restricted``).
 
     python benchmarks/answer_judge.py --data data/golden data/golden_alderbrook data/golden_tarnwell \
         [--judge llama] [--objective refusal] [--cache judge.db]
@@ -104,19 +106,22 @@ def features(data: str, judge: str, cache: MutableMapping[str, float]) -> list[R
     return rows
 
 
-def refused(r: Row, tau: float) -> bool:
-    return r.other or r.gap >= GAP or (r.p_yes is not None and r.p_yes < tau)
+def refused(r: Row, tau: float, tau_restricted: float | None = None) -> bool:
+    """The profile's decision at ``tau``, or at ``tau_restricted`` when the index's best chunk is restricted for
+    the asker (restricted gap above 0; default: ``tau``)."""
+    threshold = tau_restricted if tau_restricted is not None and r.gap > 0 else tau
+    return r.other or r.gap >= GAP or (r.p_yes is not None and r.p_yes < threshold)
 
 
-def measures(rows: list[Row], tau: float) -> dict[str, float]:
+def measures(rows: list[Row], tau: float, tau_restricted: float | None = None) -> dict[str, float]:
     def share(picked: list[bool]) -> float:
         return round(float(np.mean(picked)), 3) if picked else float("nan")
 
-    return {"refusal_accuracy": share([refused(r, tau) == r.should_refuse for r in rows]),
-            "handled": share([refused(r, tau) if r.should_refuse else (not refused(r, tau) and r.fact)
-                              for r in rows]),
-            "refuse_acl": share([refused(r, tau) for r in rows if r.tag == "refuse-acl"]),
-            "refuse_unanswerable": share([refused(r, tau) for r in rows if r.tag == "refuse-unanswerable"])}
+    ref = [refused(r, tau, tau_restricted) for r in rows]
+    return {"refusal_accuracy": share([x == r.should_refuse for x, r in zip(ref, rows)]),
+            "handled": share([x if r.should_refuse else (not x and r.fact) for x, r in zip(ref, rows)]),
+            "refuse_acl": share([x for x, r in zip(ref, rows) if r.tag == "refuse-acl"]),
+            "refuse_unanswerable": share([x for x, r in zip(ref, rows) if r.tag == "refuse-unanswerable"])}
 
 
 def aucs(rows: list[Row]) -> dict[str, float]:
@@ -146,13 +151,18 @@ def main() -> None:
         print(json.dumps({"data": d, "auc_answerable": aucs(rows)}))
     for d, rows in sets.items():
         print(json.dumps({"data": d, "judge_only": {str(t): measures(rows, t) for t in TAUS}}))
+    pairs = [(t, tr) for t in TAUS for tr in TAUS]
     for held in (sets if len(sets) > 1 else []):
         pooled = [r for d, rows in sets.items() if d != held for r in rows]
         scores = {t: measures(pooled, t)[key] for t in TAUS}
-        best = max(scores.values())
-        chosen = [t for t, v in scores.items() if v == best]
+        chosen = [t for t, v in scores.items() if v == max(scores.values())]
         print(json.dumps({"held_out": held, "objective": args.objective, "chosen_tau": chosen,
                           "held_out_measures": {str(t): measures(sets[held], t) for t in chosen}}))
+        # Two thresholds: one when the index's best chunk is readable by the asker, one when it is not.
+        both = {p: measures(pooled, *p)[key] for p in pairs}
+        chosen2 = [p for p, v in both.items() if v == max(both.values())]
+        print(json.dumps({"held_out": held, "objective": args.objective, "chosen_tau_and_tau_restricted": chosen2,
+                          "held_out_measures": {f"{t}/{tr}": measures(sets[held], t, tr) for t, tr in chosen2}}))
 
 
 if __name__ == "__main__":

@@ -193,6 +193,9 @@ class AnswerConfig:
     judge: str = ""
     # A graded judge (P(yes) from a local model's next-token distribution) accepts at this value or above.
     judge_min_yes: float = 0.5
+    # The verdict judge's threshold when the whole index's best chunk is one the asker may not read (the restricted
+    # gap is above 0 but below answer.restricted_gap): a better match the asker cannot see asks for a surer answer.
+    judge_min_yes_restricted: float = 0.5
     # "verdict": judge the finished answer; "rerank": judge each retrieved passage, keep those accepted (best first).
     judge_mode: Literal["verdict", "rerank"] = "verdict"
     # Prompt-injection quarantine (ragbench.answer.quarantine): flagged paragraphs are redacted from retrieved
@@ -347,7 +350,8 @@ FIELD_RANGES.update({
     "answer.candidate_k": "[1, inf)", "answer.rerank_depth": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
-    "answer.judge_min_yes": "[0, 1]", "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",
+    "answer.judge_min_yes": "[0, 1]", "answer.judge_min_yes_restricted": "[0, 1]",
+    "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",
     "answer.restricted_gap": "[0, 1]",
     "answer.llm_timeout": "(0, inf)", "answer.llm_max_retries": "[0, inf)", "answer.daily_limit_usd": "[0, inf)",
     "answer.daily_request_limit": "[0, inf)", "answer.daily_token_limit": "[0, inf)",

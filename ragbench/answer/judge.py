@@ -18,8 +18,9 @@ but is no longer the default: it rejected most right answers to paraphrased ques
 :func:`judge_overrides` is the *judge profile* (``--judge NAME`` of ``ragbench eval golden``, ``ask`` and ``chat``):
 the graded judge decides answerability on its own, with the coverage and similarity thresholds at 0 (the other
 text checks — answer type, sibling codes, unknown names, the restricted gap — still refuse). Its P(yes) separates
-answerable questions from near-topic and restricted ones better than coverage and cosine on all three golden sets,
-and ``JUDGE_MIN_YES`` is the leave-one-set-out choice (docs/answers.md).
+answerable questions from near-topic and restricted ones better than coverage and cosine on all three golden sets.
+It accepts at ``JUDGE_MIN_YES``, or at ``JUDGE_MIN_YES_RESTRICTED`` when the whole index's best chunk is one the
+asker may not read (``answer.judge_min_yes_restricted``): both are leave-one-set-out choices (docs/answers.md).
 """
 from __future__ import annotations
 
@@ -49,13 +50,16 @@ Does the ANSWER state what the QUESTION asks for, about exactly the same thing (
 place and time)? An answer about a similar but different thing is NO. Reply with one word: YES or NO."""
 
 
-#: The judge profile's threshold on P(yes): chosen on two golden sets, reported on the third, for each third.
+#: The judge profile's thresholds on P(yes), when the index's best chunk is readable by the asker and when it is
+#: not: chosen on two golden sets, reported on the third, for each third (docs/answers.md).
 JUDGE_MIN_YES = 0.35
+JUDGE_MIN_YES_RESTRICTED = 0.5
 
 
 def judge_overrides(model: str) -> dict[str, object]:
     """Config overrides of the judge profile with chat model ``model`` (``llama``) as the judge."""
     return {"answer.judge": model, "answer.judge_mode": "verdict", "answer.judge_min_yes": JUDGE_MIN_YES,
+            "answer.judge_min_yes_restricted": JUDGE_MIN_YES_RESTRICTED,
             "answer.answerability_min_coverage": 0.0, "answer.answerability_min_similarity": 0.0}
 
 
@@ -91,14 +95,18 @@ class AnswerJudge:
             return self.registry.register(JUDGE_NAME, JUDGE_VERSION, JUDGE_BODY)
         return current
 
-    def judge(self, question: str, sentences: Sequence[str], sources: Sequence[str] = ()) -> Verdict:
+    def judge(self, question: str, sentences: Sequence[str], sources: Sequence[str] = (),
+              min_yes: float | None = None) -> Verdict:
+        """The verdict on ``sentences`` as an answer to ``question``; a graded one accepts at ``min_yes`` (default:
+        :attr:`min_yes`) or above."""
+        threshold = self.min_yes if min_yes is None else float(min_yes)
         prompt = self.template().render(judge_context(sentences, sources), question.strip())
         messages = [Message("user", prompt)]
         graded = getattr(self.model, "yes_probability", None)
         try:
             if callable(graded):
                 p = float(graded(messages))
-                return Verdict(p >= self.min_yes, f"P(yes)={p:.4f}", p_yes=p)
+                return Verdict(p >= threshold, f"P(yes)={p:.4f}", p_yes=p)
             reply = self.model.complete(messages).text.strip()
         except (ModelError, NetworkError) as exc:
             return Verdict(True, "", f"{type(exc).__name__}: {exc}")

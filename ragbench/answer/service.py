@@ -396,8 +396,11 @@ class AnsweringService:
             return self._finish(who, tenant, replace(refusal, answerability=check))
         if self.judge is not None and self.cfg.judge_mode == "verdict":
             # The standalone form: a follow-up ("And for a weekend night?") is judged with its carried subject.
+            # A better match the asker may not read (the restricted gap, above 0) asks for a surer verdict.
+            restricted = base.get("restricted_gap", 0.0) > 0
             verdict = self.judge.judge(asked, [s.sentence.text for s in report.sentences],
-                                       [c.title for c in citations])
+                                       [c.title for c in citations],
+                                       self.cfg.judge_min_yes_restricted if restricted else None)
             if not verdict.accepted:
                 refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
                                         sentences=report.sentences, **tokens)
