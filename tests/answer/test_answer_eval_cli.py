@@ -244,7 +244,8 @@ def test_the_judge_profile_lets_the_judge_decide():
     from ragbench.eval.answers import judge_config, system_name
 
     cfg = judge_config(RagbenchConfig(), "llama").answer
-    assert (cfg.judge, cfg.judge_mode, cfg.judge_min_yes) == ("llama", "verdict", JUDGE_MIN_YES)
+    assert (cfg.judge, cfg.judge_mode, cfg.judge_min_yes, cfg.judge_min_yes_restricted) == \
+        ("llama", "verdict", JUDGE_MIN_YES, 0.5)
     assert (cfg.answerability_min_coverage, cfg.answerability_min_similarity) == (0.0, 0.0)
     assert judge_config(RagbenchConfig(), None) == RagbenchConfig()
     assert judge_overrides("x")["answer.judge"] == "x" and JUDGE_MIN_YES == 0.35

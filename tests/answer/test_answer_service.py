@@ -205,6 +205,35 @@ def test_rerank_judge_keeps_only_accepted_passages_and_refuses_when_none(store):
     assert len(vj.prompts) == 1 and not v.refused
 
 
+
+class ConstantJudge:
+    """A graded judge with a fixed P(yes)."""
+
+    model_id = "constant-judge"
+
+    def __init__(self, p):
+        self.p, self.calls = p, 0
+
+    def yes_probability(self, messages):
+        self.calls += 1
+        return self.p
+
+
+@pytest.mark.parametrize("gap, accepted", [(0.0, True), (0.1, False), (0.3, False)])
+def test_a_restricted_best_chunk_asks_the_judge_for_a_surer_verdict(store, gap, accepted):
+    """P(yes) 0.4 passes judge_min_yes 0.35, but not judge_min_yes_restricted 0.5 when the index's best chunk is
+    restricted for the asker (gap above 0); at the restricted gap itself the question is refused before the judge."""
+    import dataclasses
+
+    cfg = dataclasses.replace(AnswerConfig(), judge_min_yes=0.35, judge_min_yes_restricted=0.5, restricted_gap=0.3)
+    judge = ConstantJudge(0.4)
+    svc = service(store, cfg=cfg, judge=judge)
+    svc.restricted_gap = lambda query, who, best: gap
+    a = svc.answer(Q, "hr-user")
+    assert a.restricted_gap == gap and judge.calls == (0 if gap >= 0.3 else 1)
+    assert (a.refused, a.refusal_reason) == ((False, None) if accepted else
+                                             (True, "insufficient-retrieval" if gap >= 0.3 else "judge-rejected"))
+
 def test_a_chunk_cut_mid_sentence_is_extended_to_the_sentence_start(store):
     from ragbench.schema import Hit
 
