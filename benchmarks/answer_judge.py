@@ -37,7 +37,8 @@ from ragbench.eval.golden import load_golden
 
 #: The judge profile with the judge accepting everything and the restricted gap measured, not refusing.
 OFF = {"answer.answerability_min_coverage": 0.0, "answer.answerability_min_similarity": 0.0,
-       "answer.restricted_gap": 1.0, "answer.judge_mode": "verdict", "answer.judge_min_yes": 0.0}
+       "answer.restricted_gap": 1.0, "answer.judge_mode": "verdict", "answer.judge_min_yes": 0.0,
+       "answer.judge_min_yes_restricted": 0.0}
 GAP = AnswerConfig().restricted_gap
 TAUS = [round(float(t), 2) for t in np.arange(0.05, 0.801, 0.05)]
 
@@ -87,8 +88,8 @@ def features(data: str, judge: str, cache: MutableMapping[str, float]) -> list[R
     seen: dict[tuple[str, tuple[str, ...]], float | None] = {}
     judge_once = service.judge.judge
 
-    def judged(question: str, sentences, sources=()):
-        verdict = judge_once(question, sentences, sources)
+    def judged(question: str, sentences, sources=(), min_yes=None):
+        verdict = judge_once(question, sentences, sources, min_yes)
         seen[(question, tuple(sentences))] = verdict.p_yes
         return verdict
 
