@@ -15,10 +15,11 @@ their score — a reader that finds the answering sentence among near-topic ones
 ``rag.judge@v1`` (greedy, "about exactly the same thing") is kept in stores that have it
 but is no longer the default: it rejected most right answers to paraphrased questions.
 
-:func:`judge_overrides` is the *judge profile* (``--judge NAME`` of ``ragbench eval golden``, ``ask`` and ``chat``):
-the graded judge decides answerability on its own, with the coverage and similarity thresholds at 0 (the other
-text checks — answer type, sibling codes, unknown names, the restricted gap — still refuse). Its P(yes) separates
-answerable questions from near-topic and restricted ones better than coverage and cosine on all three golden sets.
+:func:`judge_overrides` is the *judge profile* (``--judge NAME`` of ``ragbench eval golden``, ``ask``, ``chat`` and
+``serve``): the graded judge decides answerability on its own, with the coverage and similarity thresholds at 0
+(the other text checks — answer type, sibling codes, unknown names, the restricted gap — still refuse). Its P(yes)
+separates answerable questions from near-topic and restricted ones better than coverage and cosine on all three
+golden sets.
 It accepts at ``JUDGE_MIN_YES``, or at ``JUDGE_MIN_YES_RESTRICTED`` when the whole index's best chunk is one the
 asker may not read (``answer.judge_min_yes_restricted``): both are leave-one-set-out choices (docs/answers.md).
 """
