@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shelve
+import sys
 from dataclasses import dataclass
-from typing import Any, MutableMapping
+from typing import MutableMapping
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
@@ -34,6 +36,9 @@ from sklearn.metrics import roc_auc_score
 from ragbench.config import AnswerConfig, with_overrides
 from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store
 from ragbench.eval.golden import load_golden
+
+sys.path.insert(0, os.path.dirname(__file__))
+from answer_subsets import MemoJudge
 
 #: The judge profile with the judge accepting everything and the restricted gap measured, not refusing.
 OFF = {"answer.answerability_min_coverage": 0.0, "answer.answerability_min_similarity": 0.0,
@@ -60,19 +65,6 @@ class Row:
         return not self.other and self.gap < GAP and self.p_yes is not None
 
 
-class CachedJudge:
-    """A graded judge model whose P(yes) is kept per prompt in ``cache``."""
-
-    def __init__(self, model: Any, cache: MutableMapping[str, float]) -> None:
-        self.model, self.cache, self.model_id = model, cache, model.model_id
-
-    def yes_probability(self, messages) -> float:
-        key = messages[-1].content
-        if key not in self.cache:
-            self.cache[key] = float(self.model.yes_probability(messages))
-        return self.cache[key]
-
-
 def features(data: str, judge: str, cache: MutableMapping[str, float]) -> list[Row]:
     golden = load_golden(data)
     cfg = with_overrides(answer_config(None, "dense"), {**OFF, "answer.judge": judge})
@@ -82,7 +74,7 @@ def features(data: str, judge: str, cache: MutableMapping[str, float]) -> list[R
     service = build_service(golden, cfg, "dense", embedder, store=build_store(golden, cfg, embedder))
     if service.judge is None or not hasattr(service.judge.model, "yes_probability"):
         raise SystemExit(f"answer.judge={judge!r} is not a graded judge (a local llama.cpp model, `make install-llm`).")
-    service.judge.model = CachedJudge(service.judge.model, cache)
+    service.judge.model = MemoJudge(service.judge.model, cache)
     # The service judges every answer that passes the other checks (at min_yes 0 it accepts them all); its P(yes)
     # is kept per (standalone question, sentences).
     seen: dict[tuple[str, tuple[str, ...]], float | None] = {}

@@ -16,6 +16,7 @@ import argparse
 import json
 import shelve
 import time
+from typing import MutableMapping
 
 import pandas as pd
 
@@ -97,17 +98,18 @@ def main() -> None:
 
 
 class MemoJudge:
-    """A judge model whose graded verdicts are computed once per prompt (threshold sweeps reuse them)."""
+    """A judge model whose graded verdicts are computed once per prompt (threshold sweeps reuse them), kept in
+    ``memo`` (default: a dict; a shelve file keeps them across runs)."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, memo: MutableMapping[str, float] | None = None) -> None:
         self.model = model
         self.model_id = model.model_id
-        self.memo: dict[str, float] = {}
+        self.memo: MutableMapping[str, float] = {} if memo is None else memo
 
     def yes_probability(self, messages) -> float:
         key = messages[-1].content
         if key not in self.memo:
-            self.memo[key] = self.model.yes_probability(messages)
+            self.memo[key] = float(self.model.yes_probability(messages))
         return self.memo[key]
 
 

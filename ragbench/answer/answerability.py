@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type
-from ..llm.signals import QUESTION_WORDS, amount_terms_met, conflicts, salient_terms, stem, term_set, words
+from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, is_number, salient_terms, stem, term_set,
+                           words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import tokenize
@@ -299,8 +300,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                 unknown_ids.append(name)
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
     # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).
-    known = [t for t in terms if t in own and (df is None or df.get(t, 0) > 0)
-             and not t.replace(".", "", 1).isdigit()]
+    known = [t for t in terms if t in own and (df is None or df.get(t, 0) > 0) and not is_number(t)]
     rarest = max(known, key=weights, default=None)
     rarest_missing = surface.get(rarest, rarest) if rarest is not None and rarest not in answer_terms else None
     signals: dict[str, Any] = dict(soft_coverage=soft, conflicts=clash, unknown=tuple(unknown),

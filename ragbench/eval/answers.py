@@ -74,6 +74,17 @@ def build_store(golden: Any, cfg: RagbenchConfig, embedder: Any = None, path: st
     return store
 
 
+def make_judge(answer: Any, reader: Any) -> Any:
+    """The judge model ``answer.judge`` names (``None`` when off); the reader itself when both name the same model,
+    so one loaded local model serves as reader and judge."""
+    if not answer.judge:
+        return None
+    from ..llm import make_chat_model
+
+    same = answer.judge.strip().lower() == answer.chat_model.strip().lower()
+    return reader if same else make_chat_model(answer.judge)
+
+
 def build_service(golden: Any, cfg: RagbenchConfig, mode: str, embedder: Any = None, chat_model: Any = None,
                   store: Any = None, show_progress: bool = False,
                   rerank_cache: MutableMapping[str, float] | None = None) -> Any:
@@ -91,13 +102,9 @@ def build_service(golden: Any, cfg: RagbenchConfig, mode: str, embedder: Any = N
     store = store if store is not None else build_store(golden, cfg, show_progress=show_progress)
     retriever = retriever_from_store(store, mode, cfg, embedder, show_progress=show_progress)
     model = chat_model if chat_model is not None else make_chat_model(cfg.answer, embedder=embedder)
-    judge = None
-    if cfg.answer.judge:
-        # One loaded local model serves as reader and judge when both are the same one.
-        same = cfg.answer.judge.strip().lower() == cfg.answer.chat_model.strip().lower()
-        judge = model if same else make_chat_model(cfg.answer.judge)
     return AnsweringService(store, retriever, model, cfg, embedder=embedder,
-                            principals=PrincipalRegistry(golden.principals), log_answers=False, judge=judge,
+                            principals=PrincipalRegistry(golden.principals), log_answers=False,
+                            judge=make_judge(cfg.answer, model),
                             reranker=make_token_scorer(cfg.answer.rerank), rerank_cache=rerank_cache)
 
 

@@ -48,7 +48,7 @@ def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None
     from ..retrieval.embedding import make_embedder
     from ..retrieval.retriever import needs_embedder, normalize_mode, retriever_from_store
     from ..store import KnowledgeStore
-    from .answers import ANSWER_MODE, answer_config, build_store, judge_config
+    from .answers import ANSWER_MODE, answer_config, build_store, judge_config, make_judge
     from .golden import DEFAULT_FOLDER, load_golden
 
     mode = normalize_mode(mode or ANSWER_MODE)
@@ -87,9 +87,6 @@ def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None
     a = cfg.answer
     budget = BudgetLedger(kb, a.daily_limit_usd, a.daily_request_limit, a.daily_token_limit)
     reader = make_chat_model(a, embedder=embedder)
-    # One loaded local model serves as reader and judge when both are the same one.
-    judge_model = (reader if a.judge.strip().lower() == a.chat_model.strip().lower() else make_chat_model(a.judge)) \
-        if a.judge else None
     service = AnsweringService(kb, retriever, reader, cfg, embedder=embedder, principals=registry, budget=budget,
-                               tenant=tenant, judge=judge_model, reranker=make_token_scorer(a.rerank))
+                               tenant=tenant, judge=make_judge(a, reader), reranker=make_token_scorer(a.rerank))
     return service, who, cfg

@@ -84,6 +84,11 @@ def _decimal(number: str) -> str:
     return number.rstrip("0").rstrip(".")
 
 
+def is_number(term: str) -> bool:
+    """A whole or decimal number term ("25", "0.2")."""
+    return term.isdigit() or _DECIMAL.fullmatch(term) is not None
+
+
 def value_conflicts(question: str, sentence: str) -> list[str]:
     """``["asked≠stated"]`` when the question names a decimal value ("if it keeps falling to 0.2?") that
     ``sentence`` lacks while it states another ("falls to 0.3 mg/l"): the rule for another value. Whole numbers
