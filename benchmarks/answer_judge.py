@@ -4,7 +4,7 @@ one and reported on the one left out.
 
 Every question of each set is answered once under the judge profile (coverage and similarity thresholds 0) with
 the judge (``answer.judge``, default ``llama``) accepting everything (``judge_min_yes`` 0) and the restricted gap
-measured but not refusing; the service's own judge call (``rag.judge@v2``) gives each answer's P(yes), and the
+measured but not refusing; the service's own judge call (``rag.judge@v3``) gives each answer's P(yes), and the
 answerability report its soft coverage and similarity. Offline then:
 
 * **AUC** of soft coverage, similarity and P(yes) for "answerable" on the questions these signals decide (not

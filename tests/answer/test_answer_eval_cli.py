@@ -245,7 +245,7 @@ def test_the_judge_profile_lets_the_judge_decide():
 
     cfg = judge_config(RagbenchConfig(), "llama").answer
     assert (cfg.judge, cfg.judge_mode, cfg.judge_min_yes, cfg.judge_min_yes_restricted) == \
-        ("llama", "verdict", JUDGE_MIN_YES, 0.5)
+        ("llama", "verdict", JUDGE_MIN_YES, 0.45)
     assert (cfg.answerability_min_coverage, cfg.answerability_min_similarity) == (0.0, 0.0)
     assert judge_config(RagbenchConfig(), None) == RagbenchConfig()
     assert judge_overrides("x")["answer.judge"] == "x" and JUDGE_MIN_YES == 0.35

@@ -50,7 +50,8 @@ def test_graded_judge_scores_the_answering_text_above_a_near_topic_one(service):
     near = judge.judge("How often should my ferret be vaccinated?",
                        ["Rabbits can be vaccinated from 5 weeks of age."], ["Vaccinations"])
     assert right.p_yes is not None and near.p_yes is not None
-    assert right.accepted and right.p_yes > 0.9 and near.p_yes < right.p_yes
+    # rag.judge@v3 gives 0.87 and 0.43 here (v2 gave 0.98 and 0.44).
+    assert right.accepted and right.p_yes > 0.85 and not near.accepted and right.p_yes - near.p_yes > 0.3
 
 
 def test_query_likelihood_reranker_puts_a_paraphrase_answer_first(service):

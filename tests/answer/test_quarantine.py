@@ -92,7 +92,7 @@ def test_refusal_cues_and_judge():
     verdict = AnswerJudge(no, PromptRegistry(store)).judge("P4 target?", ["P1: 15 minutes."])
     assert (verdict.accepted, verdict.reply) == (False, "No, it is about P1.")
     assert "QUESTION: P4 target?" in no.prompts[0] and "P1: 15 minutes." in no.prompts[0]
-    assert PromptRegistry(store).active("rag.judge").id == "rag.judge@v2"
+    assert PromptRegistry(store).active("rag.judge").id == "rag.judge@v3"
 
     # A graded judge (a model with yes_probability) accepts at answer.judge_min_yes or above; the prompt carries
     # the sources' titles.
@@ -105,14 +105,17 @@ def test_refusal_cues_and_judge():
     v = AnswerJudge(graded, PromptRegistry(store)).judge("P4 target?", ["P1: 15 minutes."], ["SLA", "SLA"])
     assert (v.accepted, v.p_yes, v.reply) == (False, 0.3, "P(yes)=0.3000")
     assert graded.prompts[0] == ("TEXT (from SLA):\nP1: 15 minutes.\n\nQUESTION: P4 target?\n\n"
-                                 "Does the TEXT answer the QUESTION? Reply YES or NO.")
+                                 "Does the TEXT give the answer to the QUESTION for exactly what the QUESTION asks "
+                                 "about? If the TEXT only gives it for a different person, role, item, substance, "
+                                 "place or case, that is NO. Reply YES or NO.")
     assert AnswerJudge(graded, PromptRegistry(store), min_yes=0.25).judge("P4 target?", ["P1."]).accepted
 
-    # A store holding the shipped v1 moves to v2; a template of the user's own stays active.
-    from ragbench.answer.judge import JUDGE_BODY_V1
+    # A store holding a shipped earlier template (v1, v2) moves to v3; a template of the user's own stays active.
+    from ragbench.answer.judge import JUDGE_BODY_V1, JUDGE_BODY_V2
 
-    old = make_store()
-    PromptRegistry(old).register("rag.judge", "v1", JUDGE_BODY_V1)
-    assert AnswerJudge(yes, PromptRegistry(old)).template().id == "rag.judge@v2"
+    for version, body in (("v1", JUDGE_BODY_V1), ("v2", JUDGE_BODY_V2)):
+        old = make_store()
+        PromptRegistry(old).register("rag.judge", version, body)
+        assert AnswerJudge(yes, PromptRegistry(old)).template().id == "rag.judge@v3"
     PromptRegistry(old).register("rag.judge", "v9", "Q {question} T {context} YES/NO?")
     assert AnswerJudge(yes, PromptRegistry(old)).template().id == "rag.judge@v9"
