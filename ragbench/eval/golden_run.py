@@ -122,13 +122,27 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
         principals={q.qid: golden.principal(q.qid) for q in golden.questions}, show_progress=show_progress)
     plot = bar_chart(result.aggregate, run_dir / "golden_metrics.png", f"golden set, k = {k}")
     rec = record_run(experiment_name, f"golden-{run_dir.name}", cfg, result_metrics(result),
-                     params={"eval": {"modes": ",".join(retrievers), "k": k, "seed": seed,
-                                      "data": str(golden.folder)}},
+                     params=golden_params(list(retrievers), k, seed, golden.folder, list(extra), judges),
                      artifacts=[run_dir / name for name in ARTIFACTS], data_hash=golden.data_hash,
                      model_sha256=(result.meta or {}).get("model_sha256"), stages=(result.meta or {}).get("stages"),
                      tags={"dataset": "golden", "run_dir": str(run_dir)}, enabled=log_mlflow,
                      timeout=tracking_timeout)
     return GoldenEval(result, run_dir, plot, rec.run_id, rec.error, rec.skipped)
+
+
+def golden_params(modes: Sequence[str], k: int, seed: int, folder: Any, answer_systems: Sequence[str] = (),
+                  judges: Sequence[str] = ()) -> dict[str, Any]:
+    """The run's own parameters for MLflow (the config is logged beside them): retrieval modes, k, seed, data
+    folder, the answer systems scored and, with a judge profile, its judge template and thresholds, so runs made
+    before and after a template change stay apart in the MLflow UI."""
+    params: dict[str, Any] = {"eval": {"modes": ",".join(modes), "k": k, "seed": seed, "data": str(folder),
+                                       "answer_systems": ",".join(answer_systems)}}
+    if judges:
+        from ..answer.judge import JUDGE_MIN_YES, JUDGE_MIN_YES_RESTRICTED, JUDGE_NAME, JUDGE_VERSION
+
+        params["judge_profile"] = {"judges": ",".join(judges), "template": f"{JUDGE_NAME}@{JUDGE_VERSION}",
+                                   "min_yes": JUDGE_MIN_YES, "min_yes_restricted": JUDGE_MIN_YES_RESTRICTED}
+    return params
 
 
 def split_measures(table: Any) -> tuple[Any, Any]:

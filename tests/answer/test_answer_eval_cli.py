@@ -290,3 +290,17 @@ def test_ask_takes_the_judge_profile(golden, monkeypatch, tmp_path):
         assert plain.judge is None
     finally:
         plain.store.close()
+
+
+def test_golden_run_params_name_the_answer_systems_and_the_judge_template():
+    from ragbench.eval.golden_run import golden_params
+    from ragbench.tracking import flatten_params
+
+    plain = flatten_params(golden_params(["dense"], 5, 13, "data/golden", ["answer"]))
+    assert plain == {"eval.modes": "dense", "eval.k": "5", "eval.seed": "13", "eval.data": "data/golden",
+                     "eval.answer_systems": "answer"}
+    judged = flatten_params(golden_params(["bm25", "dense"], 5, 13, "d", ["answer", "answer-judge-llama"], ["llama"]))
+    assert {k: v for k, v in judged.items() if k.startswith("judge_profile.")} == {
+        "judge_profile.judges": "llama", "judge_profile.template": "rag.judge@v3",
+        "judge_profile.min_yes": "0.35", "judge_profile.min_yes_restricted": "0.45"}
+    assert judged["eval.answer_systems"] == "answer,answer-judge-llama" and judged["eval.modes"] == "bm25,dense"
