@@ -16,7 +16,10 @@ answerability report its soft coverage and similarity. Offline then:
   (restricted gap above 0: ``answer.judge_min_yes_restricted``).
 
     python benchmarks/answer_judge.py --data data/golden data/golden_alderbrook data/golden_tarnwell \
-        [--judge llama] [--objective refusal] [--cache judge.db]
+        [--judge llama] [--objective refusal] [--cache judge.db] [--template FILE]
+
+``--template FILE`` scores another judge template (its text, with ``{context}`` and ``{question}``) in place of
+the shipped one, registered as the store's active ``rag.judge``: the prompt variants of docs/answers.md.
 
 About 1-2 s per answered question on 2 cores (one forward pass each); ``--cache`` keeps P(yes) per prompt.
 """
@@ -28,11 +31,13 @@ import os
 import shelve
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import MutableMapping
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from ragbench.answer.judge import JUDGE_NAME
 from ragbench.config import AnswerConfig, with_overrides
 from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store
 from ragbench.eval.golden import load_golden
@@ -65,7 +70,7 @@ class Row:
         return not self.other and self.gap < GAP and self.p_yes is not None
 
 
-def features(data: str, judge: str, cache: MutableMapping[str, float]) -> list[Row]:
+def features(data: str, judge: str, cache: MutableMapping[str, float], template: str | None = None) -> list[Row]:
     golden = load_golden(data)
     cfg = with_overrides(answer_config(None, "dense"), {**OFF, "answer.judge": judge})
     from ragbench.retrieval.embedding import make_embedder
@@ -75,6 +80,8 @@ def features(data: str, judge: str, cache: MutableMapping[str, float]) -> list[R
     if service.judge is None or not hasattr(service.judge.model, "yes_probability"):
         raise SystemExit(f"answer.judge={judge!r} is not a graded judge (a local llama.cpp model, `make install-llm`).")
     service.judge.model = MemoJudge(service.judge.model, cache)
+    if template is not None:
+        service.judge.registry.register(JUDGE_NAME, "variant", template)
     # The service judges every answer that passes the other checks (at min_yes 0 it accepts them all); its P(yes)
     # is kept per (standalone question, sentences).
     seen: dict[tuple[str, tuple[str, ...]], float | None] = {}
@@ -132,11 +139,13 @@ def main() -> None:
     ap.add_argument("--objective", choices=("handled", "refusal"), default="handled",
                     help="what τ maximises on the sets it is chosen on (default: questions handled right)")
     ap.add_argument("--cache", metavar="PATH", help="keep the judge's P(yes) per prompt in this shelve file")
+    ap.add_argument("--template", metavar="FILE", help="score this judge template instead of the shipped one")
     args = ap.parse_args()
+    template = Path(args.template).read_text(encoding="utf-8") if args.template else None
     key = "handled" if args.objective == "handled" else "refusal_accuracy"
     cache: MutableMapping[str, float] = shelve.open(args.cache) if args.cache else {}
     try:
-        sets = {d: features(d, args.judge, cache) for d in args.data}
+        sets = {d: features(d, args.judge, cache, template) for d in args.data}
     finally:
         if isinstance(cache, shelve.Shelf):
             cache.close()

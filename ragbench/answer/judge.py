@@ -44,13 +44,13 @@ QUESTION: {question}
 
 Does the TEXT give the answer to the QUESTION for exactly what the QUESTION asks about? If the TEXT only gives it \
 for a different person, role, item, substance, place or case, that is NO. Reply YES or NO."""
-#: The second template (plain "Does the TEXT answer the QUESTION?"), kept so stores that registered it still resolve.
+#: The second template (plain "Does the TEXT answer the QUESTION?"): a store holding it unchanged moves to v3.
 JUDGE_BODY_V2 = """TEXT {context}
 
 QUESTION: {question}
 
 Does the TEXT answer the QUESTION? Reply YES or NO."""
-#: The first judge template (greedy verdicts), kept so stores that registered it still resolve.
+#: The first judge template (greedy verdicts): a store holding it unchanged moves to v3.
 JUDGE_BODY_V1 = """You check answers of a company assistant.
 QUESTION: {question}
 
@@ -60,6 +60,8 @@ ANSWER (quoted from company documents):
 Does the ANSWER state what the QUESTION asks for, about exactly the same thing (same person, group, item, level,
 place and time)? An answer about a similar but different thing is NO. Reply with one word: YES or NO."""
 
+#: Earlier shipped templates, replaced by the current one where a store holds them unchanged.
+_SHIPPED = frozenset({("v1", JUDGE_BODY_V1), ("v2", JUDGE_BODY_V2)})
 
 #: The judge profile's thresholds on P(yes), when the index's best chunk is readable by the asker and when it is
 #: not: chosen on two golden sets, reported on the third, for each third (docs/answers.md).
@@ -102,8 +104,7 @@ class AnswerJudge:
 
     def template(self):
         current = self.registry.active(JUDGE_NAME)
-        shipped = {("v1", JUDGE_BODY_V1), ("v2", JUDGE_BODY_V2)}
-        if current is None or (current.version, current.body) in shipped:
+        if current is None or (current.version, current.body) in _SHIPPED:
             return self.registry.register(JUDGE_NAME, JUDGE_VERSION, JUDGE_BODY)
         return current
 
