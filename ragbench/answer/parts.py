@@ -22,8 +22,26 @@ _AND_Q = re.compile(r"(?:[,;])?\s+and\s+(?=(?:how|what|when|who|whom|which|where
 #: when?"): not a question of its own.
 _ELLIPTICAL = re.compile(r"(?:for|by|until|till|from)?\s*(?:how\s+(?:many|much|long|often|far|soon)(?:\s+[^\W\d_]+)?"
                          r"|when|where|why|what\s+for|which\s+ones?)\s*[?.!]*", re.IGNORECASE)
+_LEAD_IN = re.compile(r"(.+?,)\s*(?=(?:how|what|when|who|whom|which|where|why|can|may|must|should|is|are|do|does|"
+                      r"did|will|would|could|has|have)\b)", re.IGNORECASE)
 _SUBJECT = re.compile(r"\s*(\(referring to [^)]*\))\s*$")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")
+#: Abbreviations whose full stop ends no sentence ("at 2 a.m. on Sunday, how quickly …").
+_ABBREVIATIONS = frozenset("a.m. p.m. am. pm. e.g. i.e. etc. vs. approx. no. mr. mrs. ms. dr. st.".split())
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of ``text``, not split after an abbreviation."""
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE.finditer(text):
+        words = text[start:m.start()].split()
+        if words and words[-1].lower() in _ABBREVIATIONS:
+            continue
+        out.append(text[start:m.start()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [s for s in out if s]
 
 
 def question_parts(query: str) -> list[str]:
@@ -31,14 +49,19 @@ def question_parts(query: str) -> list[str]:
     m = _SUBJECT.search(query)
     subject = f" {m.group(1)}" if m else ""
     body = query[: m.start()] if m else query
-    sentences = [s.strip() for s in _SENTENCE.split(body.strip()) if s.strip()]
+    sentences = _sentences(body.strip())
     if not sentences:
         return [query]
     setting, last = " ".join(sentences[:-1]), sentences[-1]
     clauses = [c.strip() for c in _AND_Q.split(last) if c.strip()]
     if len(clauses) < 2 or any(_ELLIPTICAL.fullmatch(c) for c in clauses[1:]):
         return [query]
-    return [" ".join(x for x in (setting, clause) if x) + subject for clause in clauses]
+    # A lead-in before the first question word ("If a burst comes in on Sunday, how quickly …, and what rate …")
+    # sets the scene for every part.
+    lead = _LEAD_IN.match(clauses[0])
+    shared = " ".join(x for x in (setting, lead.group(1) if lead else "") if x)
+    return [" ".join(x for x in (setting if i == 0 else shared, clause) if x) + subject
+            for i, clause in enumerate(clauses)]
 
 
 def interleave(ranked: Sequence[Sequence[Hit]], k: int) -> list[Hit]:

@@ -39,8 +39,12 @@ _TEMPERATURE_Q = re.compile(r"\btemperatures?\b", re.IGNORECASE)
 _HOW_HOT = re.compile(r"\bhow\s+(?:hot|cold|warm)\b", re.IGNORECASE)
 _PHONE = re.compile(r"\+?\(?\d[\d ()./-]{5,}\d")
 _TEMPERATURE = re.compile(r"°|\bdegrees?\b|\b\d+(?:\.\d+)?\s?[CF]\b")
-#: A rate is a percentage or an amount per unit ("€0.39 per kilometre", "£12/hour").
+#: A rate is a percentage, an amount per unit ("€0.39 per kilometre", "£12/hour") or a multiple of the normal
+#: rate (below).
 _PER_UNIT = re.compile(r"\d[\d.,]*\s*(?:[a-z]+\s+)?(?:per\b|/\s*[a-z])", re.IGNORECASE)
+#: A pay rate stated as a multiple of the normal one ("double time on Sundays", "time and a half").
+_MULTIPLE = re.compile(r"\b(?:double|triple|treble)\s+time\b|\btime\s+and\s+a\s+(?:half|quarter|third)\b",
+                       re.IGNORECASE)
 _PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
 _WHEN = re.compile(_Q_LEAD + r"(?:when|by\s+when)\b|\bwhat\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
 #: The question word names the kind itself ("By what date …", "Which day …"): that beats a noun later in the
@@ -109,7 +113,7 @@ def has_type(text: str, kind: str | None, question: str = "") -> bool:
     if kind == MONEY:
         return bool(_CURRENCY.search(text))
     if kind == PERCENT:
-        return bool(_PERCENT.search(text) or _PER_UNIT.search(text))
+        return bool(_PERCENT.search(text) or _PER_UNIT.search(text) or _MULTIPLE.search(text))
     if kind == PHONE:
         return any(sum(ch.isdigit() for ch in m.group()) >= 6 for m in _PHONE.finditer(text))
     if kind == TEMPERATURE:

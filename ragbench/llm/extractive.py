@@ -28,6 +28,7 @@ from ..text import count_tokens, normalize_whitespace, tokenize
 from .base import ChatModel, Completion
 from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, split_answer_sentences,
                       strip_markers)
+from ..answer.parts import question_parts
 from .answer_types import asks_for_action, expected_type, has_type, is_instruction
 from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_conflicts, paragraph_headings,
                       paragraphs, range_conflicts, salient_terms, term_set, value_conflicts,
@@ -223,6 +224,8 @@ class ExtractiveChatModel(ChatModel):
             return idf(t) * (1.0 if t in own else self.carried_weight)
 
         rows = self._rows(focus or question, passages, kept, best)
+        asked = focus or question
+        parts = question_parts(asked)
         if not rows:
             return REFUSAL_MESSAGE
         cos = self._cosines(question, [r.sentence for r in rows])
@@ -242,10 +245,10 @@ class ExtractiveChatModel(ChatModel):
             # whole section ("suspicious supplier email" under a question about the "fake supplier email").
             # A band of money that excludes the asked amount is the rule for another amount ("Up to £250,000"
             # for a £400,000 contract).
-            asked = focus or question
+            # A sibling code or compound contradicts the whole question (the answerability check refuses on it);
+            # the ranking-only signals bind a sentence only to the part of a multi-part question it may answer.
             if conflicts(asked, f"{row.sentence} . {row.context}", modifiers=False) \
-                    or modifier_conflicts(asked, row.sentence) or range_conflicts(asked, row.sentence) \
-                    or value_conflicts(asked, row.sentence):
+                    or all(_ranks_down(part, row.sentence) for part in parts):
                 score *= self.conflict_penalty
             cand = _Candidate(score, row.passage.score, row.passage.n, row.index, row.sentence, frozenset(evidence))
             key = row.sentence.lower()
@@ -295,6 +298,13 @@ class ExtractiveChatModel(ChatModel):
             return [0.0] * len(sentences)
         vecs = np.asarray(self.embedder.embed([question, *sentences]), dtype=np.float32)
         return [float(x) for x in vecs[1:] @ vecs[0]]
+
+
+def _ranks_down(asked: str, sentence: str) -> bool:
+    """``sentence`` answers a sibling of what ``asked`` asks, by its own words: the head noun under another
+    modifier, or a band or a decimal that excludes the asked one."""
+    return bool(modifier_conflicts(asked, sentence) or range_conflicts(asked, sentence)
+                or value_conflicts(asked, sentence))
 
 
 def _from_plain_messages(messages: Sequence[Message]) -> tuple[str, list[Passage]]:

@@ -35,6 +35,11 @@ def test_question_parts():
         assert question_parts(q) == [q]
     assert question_parts("Is there paid leave for jury service, and how many days does it last?") == \
         ["Is there paid leave for jury service", "how many days does it last?"]
+    # A lead-in before the first question word sets the scene for every part; "a.m." ends no sentence.
+    assert question_parts("I'm on standby. If a burst comes in at 2 a.m. on Sunday, how quickly must I be there, "
+                          "and what rate am I paid?") == \
+        ["I'm on standby. If a burst comes in at 2 a.m. on Sunday, how quickly must I be there",
+         "I'm on standby. If a burst comes in at 2 a.m. on Sunday, what rate am I paid?"]
 
 
 def test_interleave_takes_rank_by_rank_without_repeats():

@@ -119,3 +119,31 @@ def test_a_question_about_what_to_do_prefers_an_instruction():
     # type_penalty = 1 switches the preference off: the cause sentence shares more words with the question.
     assert ask(ExtractiveChatModel(sentence_ratio=0.99, type_penalty=1.0), q, [Passage(1, text, 1.0)]) == \
         "Upward drift of monitor readings is usually dust on the inlet. [1]"
+
+
+def test_a_modifier_of_one_part_does_not_rank_down_the_other_parts_answer():
+    # "Brook Valley Water" puts the modifier "valley" on "water"; the second part's answer speaks of "drinking
+    # water". That sentence answers the second part, whose words it does not contradict, so it is not ranked down.
+    q = "How many treatment sites does Brook Valley Water run, and how many homes does Tarnwick supply today?"
+    passages = [Passage(1, "Brook Valley Water runs 4 treatment sites in the valley.", 1.0),
+                Passage(2, "Tarnwick Ltd supplies drinking water to about 41,000 homes. "
+                           "The company was formed in 1989 in Tarnwick.", 0.9)]
+    assert ask(ExtractiveChatModel(), q, passages) == \
+        "Brook Valley Water runs 4 treatment sites in the valley. [1] Tarnwick Ltd supplies drinking water to " \
+        "about 41,000 homes. [2]"
+    # Asked alone, the same modifier still ranks a sentence about another kind of water down.
+    q = "How many homes does Brook Valley Water supply?"
+    assert ask(ExtractiveChatModel(sentence_ratio=0.99), q, [Passage(1, "Drinking water reaches 41,000 homes. "
+                                                                       "Brook Valley Water supplies 9,000 homes.",
+                                                                       1.0)]) == \
+        "Brook Valley Water supplies 9,000 homes. [1]"
+
+
+def test_a_rate_can_be_a_multiple_of_the_normal_rate():
+    from ragbench.llm.answer_types import PERCENT, expected_type, has_type
+
+    q = "What rate am I paid for a call-out?"
+    assert expected_type(q) == PERCENT
+    assert has_type("Call-outs are paid at double time on Sundays.", PERCENT, q)
+    assert has_type("Weekday call-outs are paid at time and a half.", PERCENT, q)
+    assert not has_type("Call-outs are paid on the monthly payroll.", PERCENT, q)
