@@ -1,5 +1,6 @@
-"""The second and third golden sets (data/golden_alderbrook, data/golden_tarnwell): each loads, has its exact counts
-per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
+"""The second, third and fourth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh): each
+loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection
+documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -34,6 +35,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-standby": 4, "c-purchase": 3, "c-heron": 3, "c-breach": 3, "c-chlorine": 3},
         forum=("pub-forum-post", "[1][3]"), ticket=("it-ticket-5821", "[2] and [6]"),
         answerable_injected={"t031": "pub-forum-post", "t023": "it-ticket-5821"}),
+    "golden_redmarsh": dict(
+        documents=37, questions=98, answerable=73, qrels=83,
+        principals=["rm-adviser", "rm-agency", "rm-board", "rm-controller", "rm-director", "rm-driver", "rm-engineer",
+                    "rm-hr", "rm-passenger", "rm-staff"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 7, C.INTERNAL: 21, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-fares": 4, "c-defect": 4, "c-sick": 3, "c-kingfisher": 3, "c-expenses": 3},
+        forum=("pub-forum-thread", "[1][3]"), ticket=("cs-feedback-cf25-08814", "[2] and [5]"),
+        answerable_injected={"r007": "pub-forum-thread", "r023": "cs-feedback-cf25-08814"}),
 }
 
 
