@@ -31,7 +31,7 @@ from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, 
 from ..answer.parts import question_parts
 from .answer_types import asks_for_action, expected_type, has_type, is_instruction
 from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_conflicts, paragraph_headings,
-                      paragraphs, range_conflicts, salient_terms, term_set, value_conflicts,
+                      paragraphs, range_conflicts, salient_terms, table_headers, term_set, value_conflicts,
                       weight_lookup)
 
 _LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
@@ -68,11 +68,11 @@ _RUN_IN = re.compile(r"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?[.!?:])(?
 
 
 def headings(text: str) -> set[str]:
-    """Lower-cased, cleaned Markdown headings of ``text``: ``#`` lines and short bold run-in headings (≤ 8
-    words) that open a paragraph."""
+    """Lower-cased, cleaned Markdown headings of ``text``: ``#`` lines, short bold run-in headings (≤ 8 words)
+    that open a paragraph, and table header lines."""
     out = {clean_sentence(m.group(1)).lower() for m in _HEADING_LINE.finditer(text)}
     out |= {clean_sentence(m.group(1)).lower() for m in _RUN_IN.finditer(text) if len(m.group(1).split()) <= 8}
-    return out
+    return out | {clean_sentence(h).lower() for h in table_headers(text)}
 
 
 @dataclass(frozen=True)
@@ -195,8 +195,8 @@ class ExtractiveChatModel(ChatModel):
                 for sentence in split_answer_sentences(_MARKUP.sub("", strip_markers(para))):
                     index += 1
                     sentence = clean_sentence(sentence)
-                    if self.skip_headings and (sentence.lower() in skip or sentence.endswith("?")):
-                        continue  # a heading or a question (FAQ) never answers anything by itself
+                    if self.skip_headings and (sentence.lower() in skip or sentence.endswith(("?", ":"))):
+                        continue  # a heading, a question (FAQ) or a list's lead-in never answers by itself
                     if len(tokenize(sentence, stopwords=True)) < self.min_sentence_tokens:
                         continue
                     here = weight

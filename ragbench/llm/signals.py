@@ -432,9 +432,26 @@ _PARA_BREAK = re.compile(r"\n[ \t]*\n")
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d{1,2}[.)])[ \t]+\S)")
 
 
+#: A Markdown table's header line and the separator line under it ("| Ticket | Adult |" / "|---|---|").
+_TABLE_HEAD = re.compile(r"[ \t]*(\|[^\n]*\|)[ \t]*\n[ \t]*\|?[ \t]*:?-{2,}[^\n]*\n")
+
+
+def table_headers(text: str) -> list[str]:
+    """The header lines of the Markdown tables in ``text``."""
+    return [m.group(1) for m in re.finditer(r"(?m)^" + _TABLE_HEAD.pattern, text)]
+
+
+def table_header(text: str, start: int, pos: int) -> str | None:
+    """The header line of the Markdown table opening at ``start`` when ``pos`` lies in one of its rows, else
+    ``None``: the columns a row's cells belong to ("Adult", "Child (5–15)")."""
+    m = _TABLE_HEAD.match(text, start)
+    return m.group(1) if m and m.end() <= pos else None
+
+
 def heading_trail(text: str, pos: int) -> list[str]:
     """The headings position ``pos`` of a Markdown ``text`` sits under: the latest ``#`` heading of each level
-    above it (outermost first), then the bold run-in heading opening its paragraph (``**Core hours.** …``)."""
+    above it (outermost first), then the bold run-in heading opening its paragraph (``**Core hours.** …``), then
+    the header line of the table a row belongs to (``| Ticket | Adult | Child |``)."""
     levels: dict[int, str] = {}
     for m in _HASH_HEADING.finditer(text, 0, max(0, pos)):
         depth = len(m.group(1))
@@ -453,7 +470,31 @@ def heading_trail(text: str, pos: int) -> list[str]:
         if run_in and run_in.start() <= pos:
             trail.append(run_in.group(1).strip())
             break
+    header = table_header(text, block_start, pos)
+    if header is not None:
+        trail.append(header)
+    intro = list_intro(text, block_start)
+    if intro is not None:
+        trail.append(intro)
     return trail
+
+
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,2}[.)])[ \t]+\S")
+_LAST_SENTENCE = re.compile(r"[^.!?\n]*:[ \t]*$")
+
+
+def list_intro(text: str, start: int) -> str | None:
+    """The sentence ending in a colon that introduces the list whose item opens at ``start`` ("Employees with a
+    year's service receive enhanced pay:" above "- 12 weeks at full pay"), else ``None``."""
+    if not _LIST_ITEM.match(text, start):
+        return None
+    # Back over the items above this one to the text the list follows.
+    lines = text[:start].rstrip().split("\n")
+    while lines and (_LIST_ITEM.match(lines[-1]) or (lines[-1].startswith((" ", "\t")) and lines[-1].strip())):
+        lines.pop()
+    before = "\n".join(lines).rstrip()
+    m = _LAST_SENTENCE.search(before)
+    return m.group().strip() if m and m.group().strip() != ":" else None
 
 
 def contexts(texts: Iterable[str]) -> str:

@@ -147,3 +147,23 @@ def test_a_rate_can_be_a_multiple_of_the_normal_rate():
     assert has_type("Call-outs are paid at double time on Sundays.", PERCENT, q)
     assert has_type("Weekday call-outs are paid at time and a half.", PERCENT, q)
     assert not has_type("Call-outs are paid on the monthly payroll.", PERCENT, q)
+
+
+def test_a_table_row_is_read_with_its_column_headers_and_the_header_is_never_quoted():
+    fares = ("## Ticket prices\n\n| Ticket | Adult | Child (5-15) |\n|---|---|---|\n"
+             "| Day Rider, all zones | £6.80 | £3.40 |\n| Weekly Rider, all zones | £24.00 | £12.00 |")
+    sunday = "On Sundays a Day Rider for all zones costs £5.00 for everyone."
+    q = "How much is an adult Day Rider for all zones?"
+    # "adult" is only in the header line: it makes the Day Rider row the best answer, and the header line itself,
+    # which shares most words with the question, is not an answer.
+    assert ask(ExtractiveChatModel(sentence_ratio=0.99), q, [Passage(1, fares, 1.0), Passage(2, sunday, 1.0)]) == \
+        "Day Rider, all zones | £6.80 | £3.40 |. [1]"
+    assert "ticket | adult | child (5-15) |" in headings(fares)
+
+
+def test_a_list_item_is_read_under_its_lead_in_which_is_never_quoted():
+    text = ("All staff can take 52 weeks of maternity leave. Staff with a year's service receive enhanced maternity "
+            "pay:\n\n- 12 weeks at full pay, then\n- 14 weeks at half pay.")
+    q = "How many weeks of enhanced maternity pay at full pay do staff with a year's service get?"
+    assert ask(ExtractiveChatModel(sentence_ratio=0.99), q, [Passage(1, text, 1.0)]) == \
+        "12 weeks at full pay, then. [1]"

@@ -65,6 +65,32 @@ def test_heading_trail_and_paragraphs():
                                                           ["Leave", "Parental"], ["Leave", "Parental"]]
 
 
+def test_a_table_row_sits_under_its_header_line():
+    table = ("## Ticket prices\n\n| Ticket | Adult | Child |\n|---|---|---|\n| Day Rider | £6.80 | £3.40 |\n"
+             "| Weekly Rider | £24.00 | £12.00 |\n\nThere is no return ticket.")
+    assert heading_trail(table, table.index("£24.00")) == ["Ticket prices", "| Ticket | Adult | Child |"]
+    # The header line itself, the separator and text after the table sit under the section heading only.
+    assert heading_trail(table, table.index("Adult")) == ["Ticket prices"]
+    assert heading_trail(table, table.index("no return")) == ["Ticket prices"]
+    # A chunk that starts inside a table has no header line: its rows get none.
+    assert heading_trail("| Day Rider | £6.80 | £3.40 |\n| Weekly | £24 | £12 |", 30) == []
+
+
+def test_a_list_item_sits_under_the_sentence_that_introduces_its_list():
+    from ragbench.llm.signals import list_intro
+
+    text = ("## Pay\n\nAll staff get a uniform. Staff with a year's service receive enhanced pay:\n\n"
+            "- 12 weeks at full pay, then\n- 14 weeks at half pay.\n\nAfter that, statutory pay only.")
+    intro = "Staff with a year's service receive enhanced pay:"
+    assert heading_trail(text, text.index("14 weeks")) == ["Pay", intro]
+    assert list_intro(text, text.index("- 12")) == intro
+    # Neither the intro itself nor a paragraph after the list is an item of it; a list after a full stop has no
+    # intro.
+    assert heading_trail(text, text.index("After")) == ["Pay"]
+    assert list_intro("Staff get:", 0) is None
+    assert list_intro("Bring these.\n- a pen\n- a badge", len("Bring these.\n")) is None
+
+
 def test_weighted_coverage():
     w = {"bereav": 3.0, "leav": 1.0}.get
     assert coverage(["bereav", "leav"], {"leav", "annual"}, lambda t: w(t) or 1.0) == 0.25
