@@ -65,13 +65,16 @@ _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE
 #: A bold run-in heading at the start of a paragraph or line: "**Limits.** The standard card …", also when the
 #: chunk ends inside it ("… with their manager.\n\n**Core hours.").
 _RUN_IN = re.compile(r"(?:^|\n)[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?[.!?:])(?:\*\*|\s*$)")
+#: A chunk that opens inside a bold run-in heading: "Project Kingfisher.** The board …" (cut after "**5. ").
+_CUT_RUN_IN = re.compile(r"\A[ \t]*([^*\n]{1,80}?[.!?:])\*\*")
 
 
 def headings(text: str) -> set[str]:
     """Lower-cased, cleaned Markdown headings of ``text``: ``#`` lines, short bold run-in headings (≤ 8 words)
     that open a paragraph, and table header lines."""
     out = {clean_sentence(m.group(1)).lower() for m in _HEADING_LINE.finditer(text)}
-    out |= {clean_sentence(m.group(1)).lower() for m in _RUN_IN.finditer(text) if len(m.group(1).split()) <= 8}
+    out |= {clean_sentence(m.group(1)).lower() for m in (*_RUN_IN.finditer(text), *_CUT_RUN_IN.finditer(text))
+            if len(m.group(1).split()) <= 8}
     return out | {clean_sentence(h).lower() for h in table_headers(text)}
 
 

@@ -74,6 +74,14 @@ def test_a_heading_modifier_does_not_count_against_every_sentence_under_it():
         "Staff get 5 days of bereavement leave after a death. [1]"
 
 
+def test_a_bold_run_in_heading_cut_at_the_chunk_start_is_a_heading():
+    # The chunk was cut after "**5. ": what is left of the run-in heading is still a heading.
+    chunk = "Project Kingfisher.** The board approved spending of up to £180,000 on due diligence."
+    assert headings(chunk) == {"project kingfisher."}
+    assert ask(ExtractiveChatModel(sentence_ratio=0.1), "What did the board approve for Project Kingfisher?",
+               [Passage(1, chunk, 1.0)]) == "The board approved spending of up to £180,000 on due diligence. [1]"
+
+
 def test_a_bold_run_in_heading_cut_at_the_chunk_end_is_a_heading():
     chunk = "Staff may work remotely up to 2 days per week.\n\n**Core hours."
     assert headings(chunk) == {"core hours."}
