@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from ..llm.signals import QUESTION_WORDS, stem, words
+from ..llm.signals import QUESTION_WORDS, codes, stem, words
 from ..schema import Message
 
 PRONOUNS = frozenset({"it", "this", "that", "they", "them", "these", "those", "he", "she", "one", "ones"})
@@ -80,12 +80,17 @@ def subject_terms(previous: str, query: str, weight: Callable[[str], float] | No
                   max_terms: int = 6) -> list[str]:
     """Content words of ``previous`` (stop, question-form and pronoun words removed) whose stem ``query`` lacks,
     first-appearance order, no repeats, at most ``max_terms``: the heaviest by ``weight`` (of a stemmed term) when
-    given, else the first."""
+    given, else the first. A code of a family ``query`` names another member of is left out (P2 when it asks
+    "And a P3?")."""
     have = {stem(w) for w in words(query)}
+    # A code the follow-up swaps for another of its family ("And a P3?" after a P2 question) is not the subject.
+    swapped = {family for family, _ in codes(query)}
     out: list[str] = []
     for w in words(previous, stopwords=True):
         s = stem(w)
         if w in QUESTION_WORDS or w in PRONOUNS or s in have or (len(w) < 2 and not w.isdigit()):
+            continue
+        if any(family in swapped for family, _ in codes(w)):
             continue
         have.add(s)
         out.append(w)

@@ -150,6 +150,12 @@ def _codes(text: str) -> set[tuple[str, str]]:
             for pattern in (_CODE, _GRADED) for m in pattern.finditer(text)}
 
 
+def codes(text: str) -> set[tuple[str, str]]:
+    """The codes of ``text`` as ``(family, number)``: ``P4`` → ``("p", "4")``, ``Category 2`` → ``("category",
+    "2")``."""
+    return _codes(text)
+
+
 def _compounds(text: str) -> set[tuple[str, str]]:
     return {(m.group(1).lower(), m.group(2).lower()) for m in _COMPOUND.finditer(text)}
 

@@ -212,3 +212,11 @@ def test_subject_terms_keep_the_heaviest_in_order():
     assert subject_terms(prev, "And for part-time?") == ["days", "annual", "leave", "full", "staff"]
     assert subject_terms(prev, "And for part-time?", lambda t: weight(t, 0.0), max_terms=2) == ["annual", "full"]
     assert subject_terms(prev, "What about annual leave?") == ["days", "full", "time", "staff"]
+
+
+def test_subject_terms_leave_out_the_code_the_follow_up_swaps():
+    prev = "If my walk-round check finds a P2 defect, by when does it have to be repaired?"
+    # "And a P3?" asks the same of another member of the P family: P2 is not its subject.
+    assert subject_terms(prev, "And a P3?") == ["walk", "round", "check", "finds", "defect", "repaired"]
+    # A follow-up without a code of that family keeps it (the first six words, without weights).
+    assert subject_terms(prev, "And on a Sunday?") == ["walk", "round", "check", "finds", "p2", "defect"]
