@@ -195,7 +195,7 @@ class ExtractiveChatModel(ChatModel):
                 if is_injection(para):
                     continue  # text addressed to an AI is never quoted (the service also redacts flagged spans)
                 context = contexts([p.context, *trail])
-                for sentence in split_answer_sentences(_MARKUP.sub("", strip_markers(para))):
+                for sentence in _sentences(_MARKUP.sub("", strip_markers(para))):
                     index += 1
                     sentence = clean_sentence(sentence)
                     if self.skip_headings and (sentence.lower() in skip or sentence.endswith(("?", ":"))):
@@ -301,6 +301,14 @@ class ExtractiveChatModel(ChatModel):
             return [0.0] * len(sentences)
         vecs = np.asarray(self.embedder.embed([question, *sentences]), dtype=np.float32)
         return [float(x) for x in vecs[1:] @ vecs[0]]
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of ``text``; a table row is one, whatever full stops its cells hold."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        out.extend([line.strip()] if line.lstrip().startswith("|") else split_answer_sentences(line))
+    return [s for s in out if s]
 
 
 def _ranks_down(asked: str, sentence: str) -> bool:

@@ -175,3 +175,11 @@ def test_a_list_item_is_read_under_its_lead_in_which_is_never_quoted():
     q = "How many weeks of enhanced maternity pay at full pay do staff with a year's service get?"
     assert ask(ExtractiveChatModel(sentence_ratio=0.99), q, [Passage(1, text, 1.0)]) == \
         "12 weeks at full pay, then. [1]"
+
+
+def test_a_table_row_is_one_sentence_whatever_full_stops_its_cells_hold():
+    table = ("| Category | Action |\n|---|---|\n| P2 | Repair before the next day's service. |\n"
+             "| P3 | Report it in CheckRound. The workshop repairs it within 7 days. |")
+    assert ask(ExtractiveChatModel(sentence_ratio=0.99), "By when must a P3 defect be repaired?",
+               [Passage(1, table, 1.0)]) == \
+        "P3 | Report it in CheckRound. The workshop repairs it within 7 days. |. [1]"
