@@ -265,8 +265,12 @@ class ExtractiveChatModel(ChatModel):
         chosen.sort(key=lambda c: (c.n, c.index))
         parts = []
         for pick in chosen:
-            sentence = pick.sentence if pick.sentence[-1] in ".!?" else pick.sentence + "."
-            parts.append(f"{sentence} [{pick.n}]")
+            # A table row whose cells hold full stops reads as several sentences: each gets the marker, so
+            # grounding finds every piece cited.
+            pieces = [p for p in split_answer_sentences(pick.sentence) if any(ch.isalnum() for ch in p)]
+            for piece in pieces if len(pieces) > 1 else [pick.sentence]:
+                sentence = piece if piece[-1] in ".!?" else piece + "."
+                parts.append(f"{sentence} [{pick.n}]")
         return " ".join(parts)
 
     def _select(self, ranked: Sequence[_Candidate], terms: Sequence[str],

@@ -2,8 +2,11 @@
 the question asks for (a number, a role, money) are preferred."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
+from ragbench.answer.grounding import verify
 from ragbench.errors import ConfigError
 from ragbench.llm import ExtractiveChatModel, Passage, rag_meta
 from ragbench.llm.extractive import headings
@@ -180,6 +183,8 @@ def test_a_list_item_is_read_under_its_lead_in_which_is_never_quoted():
 def test_a_table_row_is_one_sentence_whatever_full_stops_its_cells_hold():
     table = ("| Category | Action |\n|---|---|\n| P2 | Repair before the next day's service. |\n"
              "| P3 | Report it in CheckRound. The workshop repairs it within 7 days. |")
-    assert ask(ExtractiveChatModel(sentence_ratio=0.99), "By when must a P3 defect be repaired?",
-               [Passage(1, table, 1.0)]) == \
-        "P3 | Report it in CheckRound. The workshop repairs it within 7 days. |. [1]"
+    # Each of its pieces carries the marker, so grounding finds all of them cited.
+    answer = ask(ExtractiveChatModel(sentence_ratio=0.99), "By when must a P3 defect be repaired?",
+                 [Passage(1, table, 1.0)])
+    assert answer == "P3 | Report it in CheckRound. [1] The workshop repairs it within 7 days. [1]"
+    assert verify(answer, [SimpleNamespace(chunk_id="c1", text=table)]).support_ratio == 1.0
