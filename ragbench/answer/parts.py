@@ -1,67 +1,18 @@
 """Split a multi-part question into the questions it asks, so each part retrieves its own passages.
 
-"A locum starts on Monday. How far ahead must the clinic manager ask for their account, and may the locum sign for
-the controlled drugs delivery?" asks two things that live in two documents; retrieved as one query, the top
-passages cover whichever part dominates the embedding. :func:`question_parts` splits at a coordinated clause that
-opens with a question word or an auxiliary (", and how …", "; and may …") unless that clause is elliptical
-("…, and how many days?" asks the first clause's question again, for a number), gives each part the question's
-preceding sentences as its setting, and keeps a rewritten follow-up's ``(referring to …)`` subject on every part.
-:func:`interleave` merges the ranked lists (the whole question's first), one rank at a time, without repeats.
+Retrieved as one query, a question that asks two things ("…, and may the locum sign for the controlled drugs
+delivery?") gets top passages for whichever part dominates the embedding. :func:`question_parts` (from
+:mod:`ragbench.llm.parts`, where the reader uses it too) gives the parts; :func:`interleave` merges their ranked
+lists (the whole question's first), one rank at a time, without repeats.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from ..llm.parts import question_parts
 from ..schema import Hit
 
-#: ", and how …" / "; and may …" / " and who …": a second question coordinated with the first.
-_AND_Q = re.compile(r"(?:[,;])?\s+and\s+(?=(?:how|what|when|who|whom|which|where|why|can|may|must|should|is|are|"
-                    r"do|does|did|will|would|could|has|have)\b)", re.IGNORECASE)
-#: A clause that borrows its predicate from the one before ("…, and how many days?", "and for how long?", "and
-#: when?"): not a question of its own.
-_ELLIPTICAL = re.compile(r"(?:for|by|until|till|from)?\s*(?:how\s+(?:many|much|long|often|far|soon)(?:\s+[^\W\d_]+)?"
-                         r"|when|where|why|what\s+for|which\s+ones?)\s*[?.!]*", re.IGNORECASE)
-_LEAD_IN = re.compile(r"(.+?,)\s*(?=(?:how|what|when|who|whom|which|where|why|can|may|must|should|is|are|do|does|"
-                      r"did|will|would|could|has|have)\b)", re.IGNORECASE)
-_SUBJECT = re.compile(r"\s*(\(referring to [^)]*\))\s*$")
-_SENTENCE = re.compile(r"(?<=[.?!])\s+")
-#: Abbreviations whose full stop ends no sentence ("at 2 a.m. on Sunday, how quickly …").
-_ABBREVIATIONS = frozenset("a.m. p.m. am. pm. e.g. i.e. etc. vs. approx. no. mr. mrs. ms. dr. st.".split())
-
-
-def _sentences(text: str) -> list[str]:
-    """The sentences of ``text``, not split after an abbreviation."""
-    out: list[str] = []
-    start = 0
-    for m in _SENTENCE.finditer(text):
-        words = text[start:m.start()].split()
-        if words and words[-1].lower() in _ABBREVIATIONS:
-            continue
-        out.append(text[start:m.start()].strip())
-        start = m.end()
-    out.append(text[start:].strip())
-    return [s for s in out if s]
-
-
-def question_parts(query: str) -> list[str]:
-    """The separate questions of ``query`` (one element, the query itself, when it asks one thing)."""
-    m = _SUBJECT.search(query)
-    subject = f" {m.group(1)}" if m else ""
-    body = query[: m.start()] if m else query
-    sentences = _sentences(body.strip())
-    if not sentences:
-        return [query]
-    setting, last = " ".join(sentences[:-1]), sentences[-1]
-    clauses = [c.strip() for c in _AND_Q.split(last) if c.strip()]
-    if len(clauses) < 2 or any(_ELLIPTICAL.fullmatch(c) for c in clauses[1:]):
-        return [query]
-    # A lead-in before the first question word ("If a burst comes in on Sunday, how quickly …, and what rate …")
-    # sets the scene for every part.
-    lead = _LEAD_IN.match(clauses[0])
-    shared = " ".join(x for x in (setting, lead.group(1) if lead else "") if x)
-    return [" ".join(x for x in (setting if i == 0 else shared, clause) if x) + subject
-            for i, clause in enumerate(clauses)]
+__all__ = ["interleave", "question_parts"]
 
 
 def interleave(ranked: Sequence[Sequence[Hit]], k: int) -> list[Hit]:

@@ -26,10 +26,10 @@ from ..errors import ConfigError, ModelError
 from ..schema import Message
 from ..text import count_tokens, normalize_whitespace, tokenize
 from .base import ChatModel, Completion
+from .answer_types import asks_for_action, expected_type, has_type, is_instruction
 from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, split_answer_sentences,
                       strip_markers)
-from ..answer.parts import question_parts
-from .answer_types import asks_for_action, expected_type, has_type, is_instruction
+from .parts import question_parts
 from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_conflicts, paragraph_headings,
                       paragraphs, range_conflicts, salient_terms, table_headers, term_set, value_conflicts,
                       weight_lookup)
