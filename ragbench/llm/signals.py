@@ -457,7 +457,8 @@ def table_header(text: str, start: int, pos: int) -> str | None:
 def heading_trail(text: str, pos: int) -> list[str]:
     """The headings position ``pos`` of a Markdown ``text`` sits under: the latest ``#`` heading of each level
     above it (outermost first), then the bold run-in heading opening its paragraph (``**Core hours.** …``), then
-    the header line of the table a row belongs to (``| Ticket | Adult | Child |``)."""
+    the header line of the table a row belongs to (``| Ticket | Adult | Child |``) and the sentence that
+    introduces the list an item belongs to ("… receive enhanced maternity pay:")."""
     levels: dict[int, str] = {}
     for m in _HASH_HEADING.finditer(text, 0, max(0, pos)):
         depth = len(m.group(1))
