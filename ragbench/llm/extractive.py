@@ -226,8 +226,8 @@ class ExtractiveChatModel(ChatModel):
         def weight(t: str) -> float:
             return idf(t) * (1.0 if t in own else self.carried_weight)
 
-        rows = self._rows(focus or question, passages, kept, best)
         asked = focus or question
+        rows = self._rows(asked, passages, kept, best)
         parts = question_parts(asked)
         if not rows:
             return REFUSAL_MESSAGE
@@ -235,7 +235,7 @@ class ExtractiveChatModel(ChatModel):
         by_text: dict[str, _Candidate] = {}
         for row, c in zip(rows, cos):
             # A band holding the asked amount answers it ("Up to £1 million" for a £400,000 contract).
-            sent_terms = term_set(row.sentence) | amount_terms_met(focus or question, row.sentence)
+            sent_terms = term_set(row.sentence) | amount_terms_met(asked, row.sentence)
             evidence = sent_terms | term_set(row.context)
             # The sentence's own words count fully, its title and headings half (they describe the section).
             lexical = 0.5 * (coverage(terms, sent_terms, weight) + coverage(terms, evidence, weight)) if terms else 0.0
@@ -263,15 +263,15 @@ class ExtractiveChatModel(ChatModel):
         ranked = sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
         chosen = self._select(ranked, terms, weight)
         chosen.sort(key=lambda c: (c.n, c.index))
-        parts = []
+        out = []
         for pick in chosen:
             # A table row whose cells hold full stops reads as several sentences: each gets the marker, so
             # grounding finds every piece cited.
             pieces = [p for p in split_answer_sentences(pick.sentence) if any(ch.isalnum() for ch in p)]
             for piece in pieces if len(pieces) > 1 else [pick.sentence]:
                 sentence = piece if piece[-1] in ".!?" else piece + "."
-                parts.append(f"{sentence} [{pick.n}]")
-        return " ".join(parts)
+                out.append(f"{sentence} [{pick.n}]")
+        return " ".join(out)
 
     def _select(self, ranked: Sequence[_Candidate], terms: Sequence[str],
                 weight: Callable[[str], float]) -> list[_Candidate]:

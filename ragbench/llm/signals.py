@@ -145,15 +145,11 @@ _GRADED = re.compile(r"\b(category|priority|level|tier|band|grade|stage|phase|zo
                      r"(?![\w-]|[.,]\d)", re.IGNORECASE)
 
 
-def _codes(text: str) -> set[tuple[str, str]]:
-    return {(m.group(1).lower(), m.group(2).lstrip("0") or "0")
-            for pattern in (_CODE, _GRADED) for m in pattern.finditer(text)}
-
-
 def codes(text: str) -> set[tuple[str, str]]:
     """The codes of ``text`` as ``(family, number)``: ``P4`` → ``("p", "4")``, ``Category 2`` → ``("category",
     "2")``."""
-    return _codes(text)
+    return {(m.group(1).lower(), m.group(2).lstrip("0") or "0")
+            for pattern in (_CODE, _GRADED) for m in pattern.finditer(text)}
 
 
 def _compounds(text: str) -> set[tuple[str, str]]:
@@ -195,11 +191,11 @@ def conflicts(question: str, evidence: str, modifiers: bool = True) -> list[str]
     only the code and compound rules: without part-of-speech tags a verb can pass for a modifier ("my dog
     *keep* the cone"), so the modifier rule is a ranking signal, not a reason to refuse."""
     out: list[str] = []
-    ev_codes = _codes(evidence)
-    for prefix, number in sorted(_codes(question)):
+    ev_codes, asked_codes = codes(evidence), codes(question)
+    for prefix, number in sorted(asked_codes):
         if (prefix, number) in ev_codes or prefix in STOP_WORDS:
             continue
-        siblings = sorted(n for p, n in ev_codes if p == prefix and n != number and (p, n) not in _codes(question))
+        siblings = sorted(n for p, n in ev_codes if p == prefix and n != number and (p, n) not in asked_codes)
         if siblings:
             out.append(f"{prefix}{number}≠{prefix}{siblings[0]}")
     ev_compounds = _compounds(evidence)
@@ -442,9 +438,12 @@ _BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d{1,2}[.)])[ \t]+\S)
 _TABLE_HEAD = re.compile(r"[ \t]*(\|[^\n]*\|)[ \t]*\n[ \t]*\|?[ \t]*:?-{2,}[^\n]*\n")
 
 
+_TABLE_HEAD_LINE = re.compile(r"(?m)^" + _TABLE_HEAD.pattern)
+
+
 def table_headers(text: str) -> list[str]:
     """The header lines of the Markdown tables in ``text``."""
-    return [m.group(1) for m in re.finditer(r"(?m)^" + _TABLE_HEAD.pattern, text)]
+    return [m.group(1) for m in _TABLE_HEAD_LINE.finditer(text)]
 
 
 def table_header(text: str, start: int, pos: int) -> str | None:
