@@ -1,6 +1,6 @@
-"""The second, third and fourth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh): each
-loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection
-documents are as written."""
+"""The second, third, fourth and fifth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+data/golden_hollinmoor): each loads, has its exact counts per slice, its labels hold against the ACLs, and its
+follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -45,6 +45,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-fares": 4, "c-defect": 4, "c-sick": 3, "c-kingfisher": 3, "c-expenses": 3},
         forum=("pub-forum-thread", "[1][3]"), ticket=("cs-feedback-cf25-08814", "[2] and [5]"),
         answerable_injected={"r007": "pub-forum-thread", "r023": "cs-feedback-cf25-08814"}),
+    "golden_hollinmoor": dict(
+        documents=38, questions=98, answerable=73, qrels=83,
+        principals=["hm-agent", "hm-board", "hm-director", "hm-firefighter", "hm-handler", "hm-hr", "hm-ops",
+                    "hm-passenger", "hm-security", "hm-staff"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 7, C.INTERNAL: 21, C.CONFIDENTIAL: 6, C.RESTRICTED: 4},
+        chains={"c-parking": 4, "c-airside": 4, "c-fire": 3, "c-osprey": 3, "c-expenses": 3},
+        forum=("pub-forum-thread", "[1][3]"), ticket=("ps-feedback-25-2291", "[2] and [7]"),
+        answerable_injected={"h007": "pub-forum-thread", "h026": "ps-feedback-25-2291"}),
 }
 
 
