@@ -4,7 +4,8 @@ The extractive reader and the answerability check (:mod:`ragbench.answer.answera
 signals only; a generative model can tell "answers" from "is about" better (the P1 target quoted for a P4
 question). With ``answer.judge`` set to a chat model name (``llama`` for the local Qwen2.5-Coder-1.5B), the service
 asks it, after grounding and the answerability check, with the versioned template ``rag.judge@v3``: the answer's
-(quarantine-cleaned) sentences with the titles of the documents they come from, the standalone question, and
+(quarantine-cleaned) sentences with the contexts they were read in (document title, headings, a table row's header
+line: :meth:`AnsweringService.sentence_contexts`, the evidence the text check reads), the standalone question, and
 "Does the TEXT give the answer to the QUESTION for exactly what the QUESTION asks about? If the TEXT only gives it
 for a different person, role, item, substance, place or case, that is NO." A model that exposes its next-token
 distribution (``yes_probability``: the local llama.cpp models) gives a graded verdict, P(yes) / (P(yes) + P(no)),
@@ -88,7 +89,7 @@ class Verdict:
 
 
 def judge_context(sentences: Sequence[str], sources: Sequence[str] = ()) -> str:
-    """The TEXT block: ``(from <titles>):`` then one answer sentence per line."""
+    """The TEXT block: ``(from <sources>):`` (titles and headings) then one answer sentence per line."""
     lines = "\n".join(s.strip() for s in sentences if s.strip())
     titles = "; ".join(dict.fromkeys(t.strip() for t in sources if t.strip()))
     return f"(from {titles}):\n{lines}" if titles else f":\n{lines}"

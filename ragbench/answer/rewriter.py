@@ -22,7 +22,8 @@ from typing import Callable, Sequence
 from ..llm.signals import QUESTION_WORDS, codes, stem, words
 from ..schema import Message
 
-PRONOUNS = frozenset({"it", "this", "that", "they", "them", "these", "those", "he", "she", "one", "ones"})
+PRONOUNS = frozenset({"it", "its", "this", "that", "they", "them", "their", "theirs", "these", "those", "he", "him",
+                      "his", "she", "her", "hers", "one", "ones"})
 #: ``Message.meta`` key under which a chat session keeps a user turn's standalone (rewritten) form.
 QUERY_META = "query"
 CONTINUATIONS = ("and ", "also ", "what about ")

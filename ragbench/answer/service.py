@@ -398,8 +398,10 @@ class AnsweringService:
             # The standalone form: a follow-up ("And for a weekend night?") is judged with its carried subject.
             # A better match the asker may not read (the restricted gap, above 0) asks for a surer verdict.
             restricted = base.get("restricted_gap", 0.0) > 0
+            # The judge reads the evidence the text check reads: each sentence's title, headings and table header
+            # ("| Stay | Drive-up price |" says what "| Up to 24 hours | £19.00 |" prices).
             verdict = self.judge.judge(asked, [s.sentence.text for s in report.sentences],
-                                       [c.title for c in citations],
+                                       self.sentence_contexts(report, hits),
                                        self.cfg.judge_min_yes_restricted if restricted else None)
             if not verdict.accepted:
                 refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,

@@ -46,6 +46,15 @@ _PER_UNIT = re.compile(r"\d[\d.,]*\s*(?:[a-z]+\s+)?(?:per\b|/\s*[a-z])", re.IGNO
 _MULTIPLE = re.compile(r"\b(?:double|triple|treble)\s+time\b|\btime\s+and\s+a\s+(?:half|quarter|third)\b",
                        re.IGNORECASE)
 _PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
+#: A share stated as a ratio or a fraction ("1 in 10 passengers", "one in five", "a third", "half of them").
+_RATIO = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in|out\s+of)\s+(?:\d+|every|"
+                    r"two|three|four|five|six|seven|eight|nine|ten|twenty|fifty|a\s+hundred)\b"
+                    r"|\b(?:half|third|thirds|quarter|quarters|fifth|fifths|tenth|tenths)\b", re.IGNORECASE)
+#: A rate whose unit the question names ("hourly rate", "daily rate", "rate per night", "rate of pay"): an amount
+#: of money answers it, the unit being the question's (a pay table's row "Security officer | £14.20 |").
+_MONEY_RATE_Q = re.compile(r"\b(?:hourly|daily|weekly|nightly|monthly|annual|yearly)\s+(?:\w+\s+)?rates?\b"
+                           r"|\brates?\s+(?:per|a|an|each)\s+\w+|\b(?:pay|salary|wage)\s+rates?\b"
+                           r"|\brates?\s+of\s+pay\b", re.IGNORECASE)
 _WHEN = re.compile(_Q_LEAD + r"(?:when|by\s+when)\b|\bwhat\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
 #: The question word names the kind itself ("By what date …", "Which day …"): that beats a noun later in the
 #: question ("… the business plan for the price review": a date is asked, not a price).
@@ -113,7 +122,8 @@ def has_type(text: str, kind: str | None, question: str = "") -> bool:
     if kind == MONEY:
         return bool(_CURRENCY.search(text))
     if kind == PERCENT:
-        return bool(_PERCENT.search(text) or _PER_UNIT.search(text) or _MULTIPLE.search(text))
+        return bool(_PERCENT.search(text) or _PER_UNIT.search(text) or _MULTIPLE.search(text) or _RATIO.search(text)
+                    or (_MONEY_RATE_Q.search(question) and _CURRENCY.search(text)))
     if kind == PHONE:
         return any(sum(ch.isdigit() for ch in m.group()) >= 6 for m in _PHONE.finditer(text))
     if kind == TEMPERATURE:

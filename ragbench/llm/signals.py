@@ -34,7 +34,8 @@ QUESTION_WORDS: frozenset[str] = frozenset(
     no nor not now off once only other out over own same should some such too under until up very would yes yet
     may might must shall much many long often whom whose us i'm im ive i've can't cannot please tell know
     far fast quickly soon big large high low old minimum maximum happens happen define defined allowed
-    referring""".split())  # "referring": the follow-up rewriter's "(referring to …)"
+    biggest largest highest lowest longest shortest smallest earliest latest furthest farthest soonest greatest
+    heaviest lightest cheapest dearest referring""".split())  # "referring": the follow-up rewriter's "(referring to …)"
 
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "ly")
 
@@ -178,9 +179,15 @@ def modifier_pairs(question: str) -> list[tuple[str, str]]:
     tokens = [t.lower() for t in _HYPHENATED.findall(_POSSESSIVE.sub("", question))]
     out = []
     for i, (a, b) in enumerate(zip(tokens, tokens[1:])):
-        if _content(a) and _content(b) and (i == 0 or tokens[i - 1] not in _VERB_CUES):
+        if _content(a) and _content(b) and (i == 0 or tokens[i - 1] not in _VERB_CUES) and not _participle(b):
             out.append((stem(a), stem(b)))
     return out
+
+
+def _participle(token: str) -> bool:
+    """A past participle or past tense ("offered", "approved"), a verb and no head noun: "What was the passenger
+    *offered*?" asks what was given, not about a "passenger offer" ("speed", "hundred" stay nouns)."""
+    return len(token) > 4 and token.endswith("ed") and not token.endswith("eed") and token != "hundred"
 
 
 def conflicts(question: str, evidence: str, modifiers: bool = True) -> list[str]:

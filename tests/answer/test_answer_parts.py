@@ -203,6 +203,9 @@ def test_subject_rewriter_carries_the_chain_topic_not_junk():
     # not a follow-up, or no history: unchanged
     assert rewrite_subject("  Plain question?  ", h) == "Plain question?"
     assert rewrite_subject("What is it?", []) == "What is it?"
+    # Possessive and object pronouns refer back too ("Can I pay for hers by tapping my card?").
+    assert rewrite_subject("Can I pay for hers?", h) == \
+        "Can I pay for hers? (referring to above quotes needed current purchasing policy)"
 
 
 def test_subject_terms_keep_the_heaviest_in_order():

@@ -8,7 +8,7 @@ from ragbench.config import AnswerConfig, RagbenchConfig
 from ragbench.errors import (BudgetExceeded, ConfigError, DataError, ModelError, NetworkError, PermissionDenied)
 from ragbench.llm import REFUSAL_MESSAGE, ExtractiveChatModel
 from ragbench.llm.recording import RecordingChatModel
-from ragbench.schema import Principal
+from ragbench.schema import Acl, Document, Principal
 from ragbench.text import count_tokens
 
 from .helpers import BOARD_MEMBER, CONDUCT, GUEST, HR, PRINCIPALS, PTO, FixedModel, LeakyRetriever, bm25_for, make_store
@@ -204,6 +204,24 @@ def test_rerank_judge_keeps_only_accepted_passages_and_refuses_when_none(store):
         "Who do I report conduct concerns to?", "hr-user")
     assert len(vj.prompts) == 1 and not v.refused
 
+
+
+def test_the_verdict_judge_reads_each_sentence_with_its_headings_and_table_header():
+    """The judge is shown what the text check reads: the title, the headings and a table row's header line, which
+    says what the row's cells are ("£19.00" is the Long Stay drive-up price for up to 24 hours)."""
+    import dataclasses
+
+    parking = ("# Car parks\n\n## Long Stay car park\n\n| Stay | Drive-up price |\n|---|---|\n"
+               "| Up to 24 hours | £19.00 |\n| 2 days | £34.00 |\n")
+    s = make_store([Document("parking", parking, "Parking tariffs", acl=Acl.make([], [], "Public"))])
+    judge = KeywordJudge("Drive-up price")
+    cfg = dataclasses.replace(AnswerConfig(), judge_mode="verdict", judge_min_yes=0.5,
+                              answerability_min_coverage=0.0, answerability_min_similarity=0.0)
+    a = service(s, cfg=cfg, judge=judge).answer("How much is the Long Stay car park for up to 24 hours?", "guest")
+    assert not a.refused and "£19.00" in a.answer
+    assert judge.prompts[0].startswith("TEXT (from Parking tariffs . Car parks . Long Stay car park . "
+                                       "| Stay | Drive-up price |):\nUp to 24 hours | £19.00 |")
+    s.close()
 
 
 class ConstantJudge:

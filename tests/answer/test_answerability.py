@@ -33,6 +33,8 @@ def test_stem_and_salient_terms():
     assert stem("approve") == stem("approving") == "approv" and stem("processes") == stem("process") == "process"
     # Stop words and question words ("can", "my", "how", "many") go; order of first appearance stays.
     assert salient_terms("Can I bring my dog to the office? How many dogs?") == ["bring", "dog", "offic"]
+    # A superlative asks for a bound, as "maximum" does: "no more than 100 ml" answers "the biggest container".
+    assert salient_terms("What is the biggest container of liquid I can take?") == ["container", "liquid", "take"]
     assert salient_terms("How many?") == []
     assert term_set("Dogs are welcome.") == {"dog", "welcom"}
 

@@ -188,3 +188,22 @@ def test_a_table_row_is_one_sentence_whatever_full_stops_its_cells_hold():
                  [Passage(1, table, 1.0)])
     assert answer == "P3 | Report it in CheckRound. [1] The workshop repairs it within 7 days. [1]"
     assert verify(answer, [SimpleNamespace(chunk_id="c1", text=table)]).support_ratio == 1.0
+
+
+def test_a_share_can_be_a_ratio_and_a_named_rate_of_pay_an_amount():
+    from ragbench.llm.answer_types import PERCENT, expected_type, has_type
+
+    q = "What proportion of passengers is selected for a swab?"
+    assert expected_type(q) == PERCENT
+    assert has_type("In addition, 1 in 10 passengers is selected for a swab.", PERCENT, q)
+    assert has_type("About one in five bags is opened.", PERCENT, q)
+    assert has_type("Roughly a third of them are searched.", PERCENT, q)
+    assert not has_type("Passengers are selected at random.", PERCENT, q)
+    # A rate whose unit the question names is answered by an amount of money (a pay table's row).
+    q = "What is the basic hourly rate for a certified security officer?"
+    assert expected_type(q) == PERCENT
+    assert has_type("Security officer (certified) | £14.20 |", PERCENT, q)
+    assert has_type("Drivers earn £98 per shift.", PERCENT, "What is the rate per shift?")
+    assert has_type("£320 a day.", PERCENT, "What is the daily rate for a contractor?")
+    # A rate without a unit of time or pay is not answered by a bare amount.
+    assert not has_type("The fee is £25.", PERCENT, "What is the interest rate on the loan?")

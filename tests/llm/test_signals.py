@@ -21,6 +21,11 @@ def test_conflicts_find_siblings_of_what_was_asked():
     # A sibling the question itself names is compared, not confused; verbs after "who" are not modifiers.
     assert conflicts("How long are vendor logs kept compared with system logs?", "Vendor logs: 400 days.") == []
     assert modifier_pairs("Who issues access badges to new employees?") == [("access", "badg")]
+    # A past participle is a verb, not a head noun: no "passenger offer" against the "agent offered" sentence.
+    assert modifier_pairs("What was the passenger offered after the complaint?") == []
+    assert modifier_conflicts("What was the passenger offered after the complaint?",
+                              "The agent offered a £25 food and drink voucher.") == []
+    assert modifier_pairs("What is the top speed?") == [("top", "speed")]
     # A graded family written as a word and a number ("Category 2" asked, the Category 1 row found).
     assert conflicts("Within what time must a technician attend a Category 2 burst?",
                      "A technician must attend within 1 hour. . Category 1 (major)", modifiers=False) == \
