@@ -46,10 +46,12 @@ _PER_UNIT = re.compile(r"\d[\d.,]*\s*(?:[a-z]+\s+)?(?:per\b|/\s*[a-z])", re.IGNO
 _MULTIPLE = re.compile(r"\b(?:double|triple|treble)\s+time\b|\btime\s+and\s+a\s+(?:half|quarter|third)\b",
                        re.IGNORECASE)
 _PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
-#: A share stated as a ratio or a fraction ("1 in 10 passengers", "one in five", "a third", "half of them").
+#: A share stated as a ratio or a fraction ("1 in 10 passengers", "one in five", "a third of", "half of them"); a
+#: bare "half" is no share ("half their usual breakfast").
 _RATIO = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in|out\s+of)\s+(?:\d+|every|"
                     r"two|three|four|five|six|seven|eight|nine|ten|twenty|fifty|a\s+hundred)\b"
-                    r"|\b(?:half|third|thirds|quarter|quarters|fifth|fifths|tenth|tenths)\b", re.IGNORECASE)
+                    r"|\b(?:a|one|two|three)\s+(?:third|thirds|quarter|quarters|fifth|fifths|tenth|tenths)\s+of\b"
+                    r"|\bhalf\s+of\b", re.IGNORECASE)
 #: A rate whose unit the question names ("hourly rate", "daily rate", "rate per night", "rate of pay"): an amount
 #: of money answers it, the unit being the question's (a pay table's row "Security officer | £14.20 |").
 _MONEY_RATE_Q = re.compile(r"\b(?:hourly|daily|weekly|nightly|monthly|annual|yearly)\s+(?:\w+\s+)?rates?\b"

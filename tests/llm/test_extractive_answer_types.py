@@ -199,6 +199,7 @@ def test_a_share_can_be_a_ratio_and_a_named_rate_of_pay_an_amount():
     assert has_type("About one in five bags is opened.", PERCENT, q)
     assert has_type("Roughly a third of them are searched.", PERCENT, q)
     assert not has_type("Passengers are selected at random.", PERCENT, q)
+    assert not has_type("Diabetic patients receive half their usual breakfast.", PERCENT, "What is the death rate?")
     # A rate whose unit the question names is answered by an amount of money (a pay table's row).
     q = "What is the basic hourly rate for a certified security officer?"
     assert expected_type(q) == PERCENT
