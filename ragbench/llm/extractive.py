@@ -47,6 +47,24 @@ INJECTION = re.compile(
     r"|\byou\s+are\s+now\s+(?:in|a|an)\b", re.IGNORECASE)
 
 
+#: "What is Project Kingfisher?": a question asking what a named thing is.
+_DEFINITION_Q = re.compile(r"^\s*[Ww]hat\s+(?:is|are|was|were)\s+(?:the\s+)?"
+                           r"(?P<name>[A-Z][\w'’-]*(?:\s+[A-Z0-9][\w'’-]*)*)\s*\??\s*$")
+
+
+def defined_name(question: str) -> str | None:
+    """The name a "What is <Name>?" question asks about ("Project Kingfisher"), else ``None``."""
+    m = _DEFINITION_Q.match(question)
+    return m.group("name") if m else None
+
+
+def defines(sentence: str, name: str) -> bool:
+    """A heading that defines ``name``: the name, a dash or colon, then what it is ("Project Kingfisher — proposed
+    acquisition of Tolland Coaches Ltd"). Headings are never quoted, except this one for a question asking what
+    the name is."""
+    return bool(re.match(re.escape(name) + r"\s*(?:—|–|-|:)\s*\w", sentence, re.IGNORECASE))
+
+
 def is_injection(text: str) -> bool:
     """True when ``text`` contains instructions addressed to an AI model (prompt injection)."""
     return bool(INJECTION.search(text))
@@ -184,6 +202,7 @@ class ExtractiveChatModel(ChatModel):
         top = best if best > 0 else 1.0
         kind = expected_type(question) if self.type_penalty < 1.0 else None
         action = self.type_penalty < 1.0 and asks_for_action(question)
+        named = defined_name(question)
         rows: list[_Row] = []
         for i in kept:
             p = passages[i]
@@ -198,7 +217,8 @@ class ExtractiveChatModel(ChatModel):
                 for sentence in _sentences(_MARKUP.sub("", strip_markers(para))):
                     index += 1
                     sentence = clean_sentence(sentence)
-                    if self.skip_headings and (sentence.lower() in skip or sentence.endswith(("?", ":"))):
+                    if self.skip_headings and (sentence.lower() in skip or sentence.endswith(("?", ":"))) \
+                            and not (named and defines(sentence, named)):
                         continue  # a heading, a question (FAQ) or a list's lead-in never answers by itself
                     if len(tokenize(sentence, stopwords=True)) < self.min_sentence_tokens:
                         continue

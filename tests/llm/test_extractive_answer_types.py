@@ -208,3 +208,20 @@ def test_a_share_can_be_a_ratio_and_a_named_rate_of_pay_an_amount():
     assert has_type("£320 a day.", PERCENT, "What is the daily rate for a contractor?")
     # A rate without a unit of time or pay is not answered by a bare amount.
     assert not has_type("The fee is £25.", PERCENT, "What is the interest rate on the loan?")
+
+
+def test_a_heading_that_defines_the_asked_name_answers_what_it_is():
+    paper = ("# Project Kingfisher — proposed acquisition of Tolland Coaches Ltd\n\n"
+             "Paper for the board meeting on 18 November 2025.\n\n## The proposal\n\n"
+             "Its main business is 31 home-to-school contracts for the county council.")
+    passages = [Passage(1, paper, 1.0)]
+    assert ask(ExtractiveChatModel(), "What is Project Kingfisher?", passages).startswith(
+        "Project Kingfisher — proposed acquisition of Tolland Coaches Ltd. [1]")
+    # Any other question still never gets a heading.
+    assert "Tolland" not in ask(ExtractiveChatModel(), "When is the board meeting for Project Kingfisher?", passages)
+    from ragbench.llm.extractive import defined_name, defines
+
+    assert defined_name("What is Project Kingfisher?") == "Project Kingfisher"
+    assert defined_name("What is the fix target for a P1 ticket?") is None
+    assert defines("Project Osprey: base agreement with Skylark Air", "Project Osprey")
+    assert not defines("Project Heron", "Project Heron")  # a bare name defines nothing
