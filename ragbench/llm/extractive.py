@@ -62,7 +62,7 @@ def defines(sentence: str, name: str) -> bool:
     """A heading that defines ``name``: the name, a dash or colon, then what it is ("Project Kingfisher — proposed
     acquisition of Tolland Coaches Ltd"). Headings are never quoted, except this one for a question asking what
     the name is."""
-    return bool(re.match(re.escape(name) + r"\s*(?:—|–|-|:)\s*\w", sentence, re.IGNORECASE))
+    return bool(re.match(re.escape(name) + r"(?:\s*[—–:]\s*|\s+-\s+)\w", sentence, re.IGNORECASE))
 
 
 def is_injection(text: str) -> bool:

@@ -225,3 +225,5 @@ def test_a_heading_that_defines_the_asked_name_answers_what_it_is():
     assert defined_name("What is the fix target for a P1 ticket?") is None
     assert defines("Project Osprey: base agreement with Skylark Air", "Project Osprey")
     assert not defines("Project Heron", "Project Heron")  # a bare name defines nothing
+    assert defines("Project Heron - acquisition pipeline", "Project Heron")
+    assert not defines("Project Heron-style reviews", "Project Heron")  # a hyphenated word is no definition
