@@ -14,10 +14,11 @@ import re
 
 from ..errors import ConfigError
 from ..text import tokenize
+from .parts import question_parts
 
 PERSON, MONEY, PERCENT, NUMBER, TIME = "person", "money", "percent", "number", "time"
-PHONE, TEMPERATURE = "phone", "temperature"
-ANSWER_TYPES = (PERSON, MONEY, PERCENT, NUMBER, TIME, PHONE, TEMPERATURE)
+PHONE, TEMPERATURE, FREQUENCY = "phone", "temperature", "frequency"
+ANSWER_TYPES = (PERSON, MONEY, PERCENT, NUMBER, TIME, PHONE, TEMPERATURE, FREQUENCY)
 
 _Q_LEAD = r"^(?:(?:and|but|so|then|also|ok|okay)\b[\s,]*)*"
 _WHO = re.compile(_Q_LEAD + r"(?:who|whom|whose)\b|\bname of\b", re.IGNORECASE)
@@ -45,6 +46,13 @@ _PER_UNIT = re.compile(r"\d[\d.,]*\s*(?:[a-z]+\s+)?(?:per\b|/\s*[a-z])", re.IGNO
 #: A pay rate stated as a multiple of the normal one ("double time on Sundays", "time and a half").
 _MULTIPLE = re.compile(r"\b(?:double|triple|treble)\s+time\b|\btime\s+and\s+a\s+(?:half|quarter|third)\b",
                        re.IGNORECASE)
+#: "How often …?" asks for a frequency: "every 4 weeks", "weekly", "twice a year", "each month", "at 6-month
+#: intervals"; a span alone ("within 2 minutes") is how long, not how often.
+_FREQUENCY_Q = re.compile(r"\bhow\s+(?:often|frequently)\b", re.IGNORECASE)
+_FREQUENCY = re.compile(r"\b(?:every|each|per)\s+(?:\w+\s+)?(?:\d+\s+)?\w+"
+                        r"|\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|annually|yearly|annual)\b"
+                        r"|\b(?:once|twice)\b|\b\w+\s+times\b|\binterval|\ba\s+(?:day|week|fortnight|month|year|shift)\b",
+                        re.IGNORECASE)
 _PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
 #: A share stated as a ratio or a fraction ("1 in 10 passengers", "one in five", "a third of", "half of them"); a
 #: bare "half" is no share ("half their usual breakfast").
@@ -103,6 +111,8 @@ def expected_type(question: str) -> str | None:
         return PHONE
     if _TEMPERATURE_Q.search(q) and (_WHAT.search(q) or _HOW_HOT.search(q)):
         return TEMPERATURE
+    if _FREQUENCY_Q.search(q) and len(question_parts(q)) == 1:
+        return FREQUENCY  # a multi-part question's other part may ask for a count: a number answers both
     if _HOW_NUMBER.search(q) or (_MEASURE_Q.search(q) and _WHAT.search(q)):
         return NUMBER
     if _PERCENT_Q.search(q):
@@ -130,6 +140,8 @@ def has_type(text: str, kind: str | None, question: str = "") -> bool:
         return any(sum(ch.isdigit() for ch in m.group()) >= 6 for m in _PHONE.finditer(text))
     if kind == TEMPERATURE:
         return bool(_TEMPERATURE.search(text))
+    if kind == FREQUENCY:
+        return bool(_FREQUENCY.search(text))
     if kind == NUMBER:
         return bool(_NUMBER_WORDS.search(text))
     if kind == TIME:  # "when must reviewers add security?" is answered by a condition ("when a change …")

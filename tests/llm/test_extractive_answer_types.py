@@ -227,3 +227,19 @@ def test_a_heading_that_defines_the_asked_name_answers_what_it_is():
     assert not defines("Project Heron", "Project Heron")  # a bare name defines nothing
     assert defines("Project Heron - acquisition pipeline", "Project Heron")
     assert not defines("Project Heron-style reviews", "Project Heron")  # a hyphenated word is no definition
+
+
+def test_how_often_asks_for_a_frequency_unless_another_part_asks_for_a_count():
+    from ragbench.llm.answer_types import FREQUENCY, NUMBER, expected_type, has_type
+
+    q = "How often is that tested?"
+    assert expected_type(q) == FREQUENCY
+    assert has_type("Response times are tested every month by a timed exercise.", FREQUENCY, q)
+    assert has_type("The balance is checked weekly by two members of staff.", FREQUENCY, q)
+    assert has_type("Coaches | every 4 weeks |", FREQUENCY, q)
+    assert has_type("Hydrants are inspected twice a year.", FREQUENCY, q)
+    # How long is not how often.
+    assert not has_type("The first vehicle must reach the runway within 2 minutes of the call.", FREQUENCY, q)
+    # A second part asking for a count keeps the number type for the whole question.
+    assert expected_type("How often do buses get a safety inspection, and how many pipes did the check find?") == \
+        NUMBER
