@@ -91,8 +91,8 @@ class Verdict:
 def judge_context(sentences: Sequence[str], sources: Sequence[str] = ()) -> str:
     """The TEXT block: ``(from <sources>):`` (titles and headings) then one answer sentence per line."""
     lines = "\n".join(s.strip() for s in sentences if s.strip())
-    titles = "; ".join(dict.fromkeys(t.strip() for t in sources if t.strip()))
-    return f"(from {titles}):\n{lines}" if titles else f":\n{lines}"
+    named = "; ".join(dict.fromkeys(t.strip() for t in sources if t.strip()))
+    return f"(from {named}):\n{lines}" if named else f":\n{lines}"
 
 
 class AnswerJudge:

@@ -389,19 +389,21 @@ class AnsweringService:
                                                            context_tokens, hits, sentences=report.sentences,
                                                            **tokens))
         citations = build_citations(text, hits, report)
-        check = self.answerability(question, asked, report, hits, who)
+        judge = self.judge if self.cfg.judge_mode == "verdict" else None
+        # Each sentence's title, headings and table header, read once (store reads) for the check and the judge.
+        contexts = self.sentence_contexts(report, hits) if self.cfg.answerability or judge is not None else []
+        check = self.answerability(question, asked, report, hits, who, contexts)
         if check is not None and not check.answerable:
             refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                     sentences=report.sentences, **tokens)
             return self._finish(who, tenant, replace(refusal, answerability=check))
-        if self.judge is not None and self.cfg.judge_mode == "verdict":
+        if judge is not None:
             # The standalone form: a follow-up ("And for a weekend night?") is judged with its carried subject.
             # A better match the asker may not read (the restricted gap, above 0) asks for a surer verdict.
             restricted = base.get("restricted_gap", 0.0) > 0
             # The judge reads the evidence the text check reads: each sentence's title, headings and table header
             # ("| Stay | Drive-up price |" says what "| Up to 24 hours | £19.00 |" prices).
-            verdict = self.judge.judge(asked, [s.sentence.text for s in report.sentences],
-                                       self.sentence_contexts(report, hits),
+            verdict = judge.judge(asked, [s.sentence.text for s in report.sentences], contexts,
                                        self.cfg.judge_min_yes_restricted if restricted else None)
             if not verdict.accepted:
                 refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
@@ -444,14 +446,15 @@ class AnsweringService:
         return list(dict.fromkeys(out))
 
     def answerability(self, question: str, query: str, report: Any, hits: Sequence[Hit],
-                      who: Principal) -> AnswerabilityReport | None:
-        """Does the grounded reply answer the question? (``None`` when ``answer.answerability`` is off.)"""
+                      who: Principal, contexts: Sequence[str] | None = None) -> AnswerabilityReport | None:
+        """Does the grounded reply answer the question? (``None`` when ``answer.answerability`` is off.)
+        ``contexts``: :meth:`sentence_contexts` when the caller has them already."""
         if not self.cfg.answerability:
             return None
         if self._matcher is None and self.embedder is not None:
             self._matcher = WordMatcher(self.embedder)
         sentences = [s.sentence.text for s in report.sentences]
-        titles = self.sentence_contexts(report, hits)
+        titles = list(contexts) if contexts is not None else self.sentence_contexts(report, hits)
         c = self.cfg
 
         def check(asked: str, standalone: str) -> AnswerabilityReport:

@@ -204,7 +204,7 @@ def test_a_share_can_be_a_ratio_and_a_named_rate_of_pay_an_amount():
     q = "What is the basic hourly rate for a certified security officer?"
     assert expected_type(q) == PERCENT
     assert has_type("Security officer (certified) | £14.20 |", PERCENT, q)
-    assert has_type("Drivers earn £98 per shift.", PERCENT, "What is the rate per shift?")
+    assert has_type("Night drivers | £98 |", PERCENT, "What is the rate per shift?")
     assert has_type("£320 a day.", PERCENT, "What is the daily rate for a contractor?")
     # A rate without a unit of time or pay is not answered by a bare amount.
     assert not has_type("The fee is £25.", PERCENT, "What is the interest rate on the loan?")
