@@ -1,5 +1,5 @@
-"""The second, third, fourth and fifth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
-data/golden_hollinmoor): each loads, has its exact counts per slice, its labels hold against the ACLs, and its
+"""The second to sixth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+data/golden_hollinmoor, data/golden_marrowgate): each loads, has its exact counts per slice, its labels hold against the ACLs, and its
 follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
@@ -55,6 +55,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-parking": 4, "c-airside": 4, "c-fire": 3, "c-osprey": 3, "c-expenses": 3},
         forum=("pub-forum-thread", "[1][3]"), ticket=("ps-feedback-25-2291", "[2] and [7]"),
         answerable_injected={"h007": "pub-forum-thread", "h026": "ps-feedback-25-2291"}),
+    "golden_marrowgate": dict(
+        documents=39, questions=98, answerable=73, qrels=83,
+        principals=["mg-attendant", "mg-board", "mg-chef", "mg-director", "mg-events", "mg-guest", "mg-hr",
+                    "mg-reception", "mg-staff", "mg-therapist"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 21, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-rates": 4, "c-allergy": 3, "c-family": 4, "c-grayling": 3, "c-expenses": 3},
+        forum=("pub-forum-thread", "[1][5]"), ticket=("fo-feedback-gv-25-0873", "[3] and [8]"),
+        answerable_injected={"m010": "pub-forum-thread", "m026": "fo-feedback-gv-25-0873"}),
 }
 
 
