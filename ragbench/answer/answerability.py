@@ -32,11 +32,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type
+from ..llm.parts import split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, is_number, salient_terms, stem, term_set,
                            words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
-from ..text import tokenize
+from ..text import STOP_WORDS, tokenize
 
 __all__ = ["ANSWER_TYPES", "AnswerabilityReport", "PermittedTermWeights", "QUESTION_WORDS", "TermWeights", "assess",
            "coverage", "expected_type", "has_type", "salient_terms", "stem", "term_set"]
@@ -228,7 +229,8 @@ _CALENDAR = frozenset("""monday tuesday wednesday thursday friday saturday sunda
 
 def names(question: str) -> list[str]:
     """Capitalised words inside a sentence of ``question`` — names and acronyms ("Fenwick", "LTIP", "Wi-Fi") —
-    of at least three letters; sentence-initial words, "I"-forms, days and months are not names."""
+    of at least three letters; sentence-initial words, "I"-forms, days, months and stop words ("The" of "The
+    Quayside") are not names."""
     out = []
     for m in _WORD_SHAPE.finditer(question):
         w = m.group()
@@ -238,6 +240,8 @@ def names(question: str) -> list[str]:
         if sum(ch.isalpha() for ch in w) < 3 or not w[1:2].isalpha():  # "I'm", "X-rayed"
             continue
         if w.lower().split("'")[0].split("’")[0] in _CALENDAR:
+            continue
+        if w.lower() in STOP_WORDS:  # "The" in "at The Quayside" is part of a name, not a name of its own
             continue
         out.append(w)
     return out
@@ -291,12 +295,20 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
             unknown.append((word, round(best, 4)))
     # An identifier or year nothing readable mentions (V3, L5, 2026) cannot be answered: no near-synonym exists.
     # Plain words are only reported: word cosines do not separate paraphrase vocabulary from unasked-for topics.
-    unknown_ids = [w for w, _ in unknown if any(ch.isdigit() for ch in w)]
+    # A word only of the question's setting ("I'm 19 and at college.", "For the conference in York I'm …") says
+    # something about the asker, which the documents need not mention; only what is asked must be readable.
+    setting, asking = split_setting(question)
+    told = set(salient_terms(setting)) - set(salient_terms(asking))
+    unknown_ids = [w for w, _ in unknown if any(ch.isdigit() for ch in w) and stem(w.lower()) not in told]
     # Likewise a name or acronym of the question ("Fenwick", "LTIP", "Wi-Fi") that no readable document contains.
     if check_names and df is not None:
-        for name in names(question):
+        told_names = set(names(setting)) - set(names(asking))
+        for name in dict.fromkeys(names(question)):
+            if name in told_names:
+                continue
             parts = [stem(t) for t in tokenize(name) if len(t) > 1]
-            if any(df.get(p, 0) == 0 and p not in answer_terms for p in parts) and name.lower() not in unknown_ids:
+            if any(df.get(p, 0) == 0 and p not in answer_terms for p in parts) \
+                    and name.lower() not in {w.lower() for w in unknown_ids}:
                 unknown_ids.append(name)
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
     # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).

@@ -40,6 +40,15 @@ def _sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
+def split_setting(question: str) -> tuple[str, str]:
+    """``(setting, asked)``: the sentences of ``question`` before the one that asks ("I'm 19 and at college." in
+    "I'm 19 and at college. Is there a cheaper ticket …?"), which say something about the asker's situation ("" for
+    a one-sentence question), and the rest. The asking sentences are those ending in "?", else the last one."""
+    sentences = _sentences(_SUBJECT.sub("", question).strip())
+    asking = [i for i, s in enumerate(sentences) if s.endswith("?")] or [len(sentences) - 1]
+    return " ".join(sentences[:asking[0]]), " ".join(sentences[asking[0]:])
+
+
 def question_parts(query: str) -> list[str]:
     """The separate questions of ``query`` (one element, the query itself, when it asks one thing)."""
     m = _SUBJECT.search(query)

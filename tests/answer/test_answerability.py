@@ -215,6 +215,8 @@ def test_names_are_capitalised_words_inside_a_sentence():
     # sentence-initial words, "I"-forms, one- and two-letter words, days and months are not names
     assert names("Can I use the PC on Sunday? I'm on call. What about X-rayed dogs in April?") == []
     assert names("What is the CEO's individual LTIP award? Is the guest Wi-Fi open?") == ["CEO's", "LTIP", "Wi-Fi"]
+    # a capitalised stop word belongs to the name around it ("The Quayside"): the index has no "the" to find
+    assert names("Where is the fire assembly point at The Quayside, Of The Sea?") == ["Quayside", "Sea"]
 
 
 def test_a_name_no_readable_document_mentions_is_unanswerable():
@@ -227,6 +229,23 @@ def test_a_name_no_readable_document_mentions_is_unanswerable():
     # a name the readable corpus knows is no reason to refuse
     known = TermWeights.from_texts([OFFICE, PETS, "Fenwick dogs stay home."])
     assert assess(q, q, ["Dogs are welcome in the office on Fridays."], [], known, None, 0.0, 0.0).answerable
+
+
+def test_a_name_or_number_only_in_the_askers_setting_is_no_reason_to_refuse():
+    """"I'm 19 and at college." and "… the conference in York …" tell the asker's situation; the documents need not
+    mention 19 or York. A name or number in the sentence that asks still must be readable."""
+    w = TermWeights.from_texts([OFFICE, PETS])
+    said = ["Staff may bring a calm dog to the office on Fridays."]
+    told = "I'm 19 and my dog is from York. Can I bring my dog to the office?"
+    r = assess(told, told, said, [], w, None, 0.0, 0.0)
+    assert (r.answerable, r.reason) == (True, None)
+    asked = "Can I bring my York dog to the office on day 19?"
+    r = assess(asked, asked, said, [], w, None, 0.0, 0.0)
+    assert (r.answerable, r.reason) == (False, "asks about 19, York, which no readable document mentions")
+    # Named in the setting and asked about again: still asked.
+    again = "My dog is from York. Can York dogs come to the office?"
+    assert assess(again, again, said, [], w, None, 0.0, 0.0).reason == \
+        "asks about York, which no readable document mentions"
 
 
 def test_a_multi_part_question_is_answered_when_one_part_is():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ragbench.answer import AnsweringService, PrincipalRegistry
 from ragbench.answer.parts import interleave, question_parts
+from ragbench.llm.parts import split_setting
 from ragbench.config import AnswerConfig
 from ragbench.llm import ExtractiveChatModel
 from ragbench.schema import Hit
@@ -74,3 +75,13 @@ def test_service_retrieves_every_part_as_the_principal():
                            principals=PrincipalRegistry(PRINCIPALS))
     assert [h.chunk_id for h in off.retrieve(q, HR)] == ["q1-1", "q1-2"] and rec.queries == [q]
     store.close()
+
+
+def test_split_setting():
+    assert split_setting("I'm 19 and at college. Is there a cheaper ticket? Or a pass?") == \
+        ("I'm 19 and at college.", "Is there a cheaper ticket? Or a pass?")
+    assert split_setting("How many days of leave do I get?") == ("", "How many days of leave do I get?")
+    # Without a question mark the last sentence asks; a follow-up's carried subject is not part of it.
+    assert split_setting("The printer died. Tell me who fixes it. (referring to label printer)") == \
+        ("The printer died.", "Tell me who fixes it.")
+    assert split_setting("") == ("", "")
