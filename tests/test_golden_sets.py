@@ -1,6 +1,6 @@
 """The second to sixth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
-data/golden_hollinmoor, data/golden_marrowgate): each loads, has its exact counts per slice, its labels hold against the ACLs, and its
-follow-up chains and injection documents are as written."""
+data/golden_hollinmoor, data/golden_marrowgate): each loads, has its exact counts per slice, its labels hold
+against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
