@@ -37,12 +37,13 @@ QUESTION_WORDS: frozenset[str] = frozenset(
     biggest largest highest lowest longest shortest smallest earliest latest furthest farthest soonest greatest
     heaviest lightest cheapest dearest referring""".split())  # "referring": the follow-up rewriter's "(referring to …)"
 
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "ly")
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ness", "ed", "ly")
 
 
 def stem(token: str) -> str:
     """A light suffix strip so that inflections meet (``approves``/``approved``/``approve`` → ``approv``,
-    ``dogs`` → ``dog``, ``policies`` → ``policy``); digits and words of ≤ 3 letters are unchanged."""
+    ``dogs`` → ``dog``, ``policies`` → ``policy``, ``sickness`` → ``sick``); digits and words of ≤ 3 letters are
+    unchanged, and a suffix is stripped only where 4 letters remain ("illness" stays)."""
     if token.isdigit():
         return token
     if len(token) <= 3:

@@ -167,6 +167,8 @@ def test_stem_meets_an_acronyms_plural_and_keeps_other_short_words():
     assert stem("ass") == "ass" and stem("bus") == "bus" and stem("cat") == "cat"
     assert stem("p4") == "p4" and stem("2026") == "2026"
     assert stem("dogs") == "dog" and stem("policies") == "policy" and stem("approves") == stem("approved")
+    # "-ness" makes a noun of an adjective: "phone in sick" meets "Sickness absence"; four letters must remain
+    assert stem("sickness") == stem("sick") == "sick" and stem("illness") == "illness"
 
 
 def test_a_decimal_number_is_one_term_and_another_value_conflicts():
