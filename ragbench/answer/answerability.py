@@ -303,13 +303,14 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # Likewise a name or acronym of the question ("Fenwick", "LTIP", "Wi-Fi") that no readable document contains.
     if check_names and df is not None:
         told_names = set(names(setting)) - set(names(asking))
-        for name in dict.fromkeys(names(question)):
-            if name in told_names:
+        seen = {w.lower() for w in unknown_ids}
+        for name in names(question):
+            if name in told_names or name.lower() in seen:
                 continue
             parts = [stem(t) for t in tokenize(name) if len(t) > 1]
-            if any(df.get(p, 0) == 0 and p not in answer_terms for p in parts) \
-                    and name.lower() not in {w.lower() for w in unknown_ids}:
+            if any(df.get(p, 0) == 0 and p not in answer_terms for p in parts):
                 unknown_ids.append(name)
+                seen.add(name.lower())
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
     # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).
     known = [t for t in terms if t in own and (df is None or df.get(t, 0) > 0) and not is_number(t)]
