@@ -1,6 +1,6 @@
-"""The second to sixth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
-data/golden_hollinmoor, data/golden_marrowgate): each loads, has its exact counts per slice, its labels hold
-against the ACLs, and its follow-up chains and injection documents are as written."""
+"""The second to seventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel): each loads, has its exact counts per slice,
+its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -65,6 +65,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-rates": 4, "c-allergy": 3, "c-family": 4, "c-grayling": 3, "c-expenses": 3},
         forum=("pub-forum-thread", "[1][5]"), ticket=("fo-feedback-gv-25-0873", "[3] and [8]"),
         answerable_injected={"m010": "pub-forum-thread", "m026": "fo-feedback-gv-25-0873"}),
+    "golden_kestrel": dict(
+        documents=40, questions=98, answerable=73, qrels=83,
+        principals=["kh-adviser", "kh-board", "kh-director", "kh-housing", "kh-hr", "kh-income", "kh-operative",
+                    "kh-staff", "kh-surveyor", "kh-tenant"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 10, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 5},
+        chains={"c-repairs": 4, "c-oncall": 4, "c-damp": 3, "c-harrier": 3, "c-expenses": 3},
+        forum=("pub-forum-thread", "[1][6]"), ticket=("cs-complaint-tb-25-04417", "[4] and [9]"),
+        answerable_injected={"k010": "pub-forum-thread", "k026": "cs-complaint-tb-25-04417"}),
 }
 
 
