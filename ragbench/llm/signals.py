@@ -35,7 +35,10 @@ QUESTION_WORDS: frozenset[str] = frozenset(
     may might must shall much many long often whom whose us i'm im ive i've can't cannot please tell know
     far fast quickly soon big large high low old minimum maximum happens happen define defined allowed
     biggest largest highest lowest longest shortest smallest earliest latest furthest farthest soonest greatest
-    heaviest lightest cheapest dearest referring""".split())  # "referring": the follow-up rewriter's "(referring to …)"
+    heaviest lightest cheapest dearest referring
+    doesn isn aren wasn weren don didn hasn haven hadn won wouldn shouldn couldn mustn needn ll re ve""".split())
+# "referring": the follow-up rewriter's "(referring to …)"; "doesn", "isn", "ll", …: what the tokenizer leaves of
+# "doesn't", "isn't", "I'll" (carried into a follow-up's subject, they had made "(referring to isn operative doesn …)")
 
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ness", "ed", "ly")
 
@@ -442,8 +445,9 @@ _PARA_BREAK = re.compile(r"\n[ \t]*\n")
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*+]|\d{1,2}[.)])[ \t]+\S)")
 
 
-#: A Markdown table's header line and the separator line under it ("| Ticket | Adult |" / "|---|---|").
-_TABLE_HEAD = re.compile(r"[ \t]*(\|[^\n]*\|)[ \t]*\n[ \t]*\|?[ \t]*:?-{2,}[^\n]*\n")
+#: A Markdown table's header line and the separator line under it ("| Ticket | Adult |" / "|---|---|"); the
+#: separator may end the text, where a chunk boundary falls right after it.
+_TABLE_HEAD = re.compile(r"[ \t]*(\|[^\n]*\|)[ \t]*\n[ \t]*\|?[ \t]*:?-{2,}[^\n]*(?:\n|\Z)")
 
 
 _TABLE_HEAD_LINE = re.compile(r"(?m)^" + _TABLE_HEAD.pattern)

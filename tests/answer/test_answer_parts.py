@@ -208,6 +208,12 @@ def test_subject_rewriter_carries_the_chain_topic_not_junk():
         "Can I pay for hers? (referring to above quotes needed current purchasing policy)"
 
 
+def test_the_subject_carries_no_contraction_fragments():
+    # The tokenizer leaves "doesn" of "doesn't" and "isn" of "isn't": they are not the chain's topic.
+    prev = "And what happens if your operative doesn't turn up? I'll be in, it isn't my fault."
+    assert subject_terms(prev, "And if it was my fault, will I pay?") == ["operative", "turn"]
+
+
 def test_subject_terms_keep_the_heaviest_in_order():
     weight = {"annual": 1.0, "leav": 0.5, "full": 3.0, "staff": 0.2, "day": 0.1}.get
     prev = "How many days of annual leave do full-time staff get?"

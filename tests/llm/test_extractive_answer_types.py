@@ -172,6 +172,18 @@ def test_a_table_row_is_read_with_its_column_headers_and_the_header_is_never_quo
     assert "ticket | adult | child (5-15) |" in headings(fares)
 
 
+def test_a_header_line_at_the_end_of_a_chunk_is_still_a_header():
+    # A chunk boundary right after the separator line leaves the header with no row under it: it is still a
+    # header, not a sentence (it had been quoted as "Grade | Salary range (full time, 37 hours) |.").
+    cut = ("## Salaried grades\n\nEach grade has four points.\n\n| Grade | Salary range (full time, 37 hours) |\n"
+           "|---|---|")
+    rows = "| K4 | £30,120 to £32,660 |\n| K5 | £33,450 to £36,210 |"
+    assert "grade | salary range (full time, 37 hours) |" in headings(cut)
+    answer = ask(ExtractiveChatModel(sentence_ratio=0.99), "What salary range is grade K5 on?",
+                 [Passage(1, cut, 1.0), Passage(2, rows, 1.0)])
+    assert "K5 | £33,450 to £36,210 |. [2]" in answer and "Salary range" not in answer
+
+
 def test_a_list_item_is_read_under_its_lead_in_which_is_never_quoted():
     text = ("All staff can take 52 weeks of maternity leave. Staff with a year's service receive enhanced maternity "
             "pay:\n\n- 12 weeks at full pay, then\n- 14 weeks at half pay.")
