@@ -289,7 +289,8 @@ class ExtractiveChatModel(ChatModel):
             # grounding finds every piece cited.
             pieces = [p for p in split_answer_sentences(pick.sentence) if any(ch.isalnum() for ch in p)]
             for piece in pieces if len(pieces) > 1 else [pick.sentence]:
-                sentence = piece if piece[-1] in ".!?" else piece + "."
+                # A list item ends in ";" or "," ("- an email sent to the wrong person;"): it ends the sentence.
+                sentence = piece if piece[-1] in ".!?" else piece.rstrip(";,").rstrip() + "."
                 out.append(f"{sentence} [{pick.n}]")
         return " ".join(out)
 

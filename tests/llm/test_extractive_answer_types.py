@@ -192,6 +192,14 @@ def test_a_list_item_is_read_under_its_lead_in_which_is_never_quoted():
         "12 weeks at full pay, then. [1]"
 
 
+def test_a_list_item_ending_in_a_semicolon_ends_with_a_full_stop():
+    text = ("A data breach includes:\n\n- a laptop or phone lost with customer data on it;\n"
+            "- an email with customer details sent to the wrong person;\n- a letter posted to the wrong address.")
+    answer = ask(ExtractiveChatModel(sentence_ratio=0.99), "Is an email sent to the wrong person a data breach?",
+                 [Passage(1, text, 1.0)])
+    assert answer == "an email with customer details sent to the wrong person. [1]"
+
+
 def test_a_table_row_is_one_sentence_whatever_full_stops_its_cells_hold():
     table = ("| Category | Action |\n|---|---|\n| P2 | Repair before the next day's service. |\n"
              "| P3 | Report it in CheckRound. The workshop repairs it within 7 days. |")
