@@ -1,6 +1,7 @@
-"""Provenance of a result: which code (git commit, package version), which data (content hash of files and
-folders), which configuration (config hash) and which model (sha256) produced it. Written into every run
-folder's ``meta.json`` and logged as MLflow tags, and used to decide whether a cached run may be reused."""
+"""Provenance of a result: which code (git commit, package version, a hash of the package's sources), which data
+(content hash of files and folders), which configuration (config hash) and which model (sha256) produced it.
+Written into every run folder's ``meta.json`` and logged as MLflow tags, and used to decide whether a cached run
+may be reused."""
 from __future__ import annotations
 
 import hashlib
@@ -9,6 +10,7 @@ import platform
 import subprocess
 import sys
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -74,6 +76,17 @@ def data_hash(paths: str | Path | Iterable[str | Path]) -> str:
     return h.hexdigest()[:16]
 
 
+@lru_cache(maxsize=8)
+def code_hash(root: Path | None = None) -> str:
+    """First 16 hex of SHA-256 over the Python sources under ``root`` (default: the ragbench package), each file's
+    relative path and bytes in path order: a saved experiment made by other code is not reused, committed or not."""
+    root = root or Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def text_hash(*parts: str) -> str:
     """First 16 hex of SHA-256 of strings (for in-memory data such as a query table)."""
     h = hashlib.sha256()
@@ -97,6 +110,7 @@ def provenance(config: Any = None, data: str | None = None, model_sha256: str | 
         "model_sha256": model_sha256,
         "package_version": package_version(),
         "git_commit": git_commit(),
+        "code_hash": code_hash(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "pid": os.getpid(),

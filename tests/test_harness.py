@@ -157,3 +157,40 @@ def test_bad_arguments(kwargs, match):
         experiment({"A": fixed_system(RANKED_A)}, QUERIES, QRELS, **args)
     with pytest.raises(ConfigError, match="no systems"):
         experiment({}, QUERIES, QRELS)
+
+
+def test_cache_not_reused_after_the_code_changes(tmp_path, monkeypatch):
+    """An edited package re-run into the same folder recomputes: the source hash is part of the cache key."""
+    from ragbench.eval import harness
+
+    calls: list[int] = []
+    systems = {"A": fixed_system(RANKED_A, calls)}
+    out, cfg = tmp_path / "run", {"retrieval": {"k": 2}}
+    first = experiment(systems, QUERIES, QRELS, ["RR@2"], k=2, save_dir=out, config=cfg)
+    assert json.loads((out / "meta.json").read_text())["code_hash"] == harness.code_hash()
+    assert experiment(systems, QUERIES, QRELS, ["RR@2"], k=2, save_dir=out, config=cfg).cached and calls == [4]
+    monkeypatch.setattr(harness, "code_hash", lambda: "0" * 16)
+    again = experiment(systems, QUERIES, QRELS, ["RR@2"], k=2, save_dir=out, config=cfg)
+    assert not again.cached and calls == [4, 4]
+    assert json.loads((out / "meta.json").read_text())["cache_key"] != first.meta["cache_key"]
+
+
+def test_code_hash_changes_with_any_source_file_and_only_with_sources(tmp_path):
+    from ragbench.provenance import code_hash
+
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    base = code_hash(pkg)
+    assert len(base) == 16 and base == code_hash(pkg)
+    code_hash.cache_clear()  # the hash is cached per process; files edited under a running process are not seen
+    (pkg / "notes.txt").write_text("not code")
+    assert code_hash(pkg) == base
+    code_hash.cache_clear()
+    (pkg / "sub" / "b.py").write_text("y = 3\n")
+    assert code_hash(pkg) != base
+    code_hash.cache_clear()
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    (pkg / "sub" / "b.py").rename(pkg / "b2.py")  # same bytes under another name is other code
+    assert code_hash(pkg) != base

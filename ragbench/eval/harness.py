@@ -25,10 +25,11 @@ Holm-corrected (or ``correction="bonferroni"``) within each (baseline, slice) fa
 **Saving and caching.** With ``save_dir`` the folder receives ``aggregate.csv``, ``per_query.csv``,
 ``per_slice.csv``, ``significance.csv``, ``runs/<system>.trec``, ``answers/<system>.jsonl``, ``config.yaml`` and
 ``meta.json`` (written last). A saved experiment is reused only when its ``cache_key`` — a hash of the config's
-content hash, the data hash (given, or computed from the queries and qrels), the system names, measures, k, seed,
-baselines, slices and the answer-side measures (``rag_metrics.PASS_THROUGH``) — matches; never by folder name
-alone, and never when ``config`` is None (code cannot be hashed, so there is nothing to vouch that the systems are
-the same).
+content hash, the data hash (given, or computed from the queries and qrels), the package's source hash
+(:func:`ragbench.provenance.code_hash`: edited code is never served old results), the system names, measures, k,
+seed, baselines, slices and the answer-side measures (``rag_metrics.PASS_THROUGH``) — matches; never by folder
+name alone, and never when ``config`` is None (systems built outside the config cannot be hashed, so there is
+nothing to vouch that they are the same).
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ import yaml
 
 from ..config import config_hash, to_dict
 from ..errors import ConfigError, DataError, SchemaError
-from ..provenance import provenance, text_hash
+from ..provenance import code_hash, provenance, text_hash
 from ..retrieval.base import Retriever
 from ..schema import validate
 from ..stages import embedders_of
@@ -285,8 +286,9 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
                 "slices": dict(sorted((str(a), str(b)) for a, b in (slices or {}).items()))}
     chash = config_hash(_config_payload(config)) if config is not None else None
     # The answer-side measures are part of the key: a saved result from before a measure was added is not reused.
-    key = text_hash(json.dumps({"config": chash, "data": dhash, "answer_measures": list(PASS_THROUGH), **settings},
-                               sort_keys=True))
+    # So is the code: an edited reader re-run into the same folder must not get the old answers back.
+    key = text_hash(json.dumps({"config": chash, "data": dhash, "code": code_hash(),
+                                "answer_measures": list(PASS_THROUGH), **settings}, sort_keys=True))
     folder = Path(save_dir) if save_dir is not None else None
     if folder is not None and reuse and chash is not None:
         cached = _load_cached(folder, key)
