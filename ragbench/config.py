@@ -141,6 +141,7 @@ class RetrievalConfig:
 class AnswerConfig:
     """Grounded answering (Enterprise source; defaults are its evaluation runner's values)."""
 
+    #: Passages handed to the reader per question part: a multi-part question (``decompose``) gets top_k for each.
     top_k: int = 5
     min_retrieval_score: float = 0.02
     min_support_sentence: float = 0.15

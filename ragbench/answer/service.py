@@ -289,12 +289,18 @@ class AnsweringService:
     def retrieve(self, query: str, who: Principal) -> Sequence[Hit]:
         """The candidates for ``query`` as ``who``; a multi-part question (``answer.decompose``) also retrieves
         for each part and the lists are interleaved rank by rank, so every part reaches the reader."""
-        k = max(self.cfg.candidate_k, self.cfg.top_k)
+        k = max(self.cfg.candidate_k, self.passage_budget(query))
         whole = self.retriever.search(query, k=k, principal=who)
         parts = question_parts(query) if self.cfg.decompose else [query]
         if len(parts) < 2:
             return whole
         return interleave([whole, *(self.retriever.search(p, k=k, principal=who) for p in parts)], k)
+
+    def passage_budget(self, query: str) -> int:
+        """Passages the reader gets: ``answer.top_k`` for each part of a multi-part question (``decompose``). Two
+        questions in one share no passages, so with one budget the second part got the leftovers of the first."""
+        parts = question_parts(query) if self.cfg.decompose else [query]
+        return self.cfg.top_k * max(len(parts), 1)
 
     def restricted_gap(self, query: str, who: Principal, best_permitted: float) -> float:
         """``1 − best_permitted / s`` when the index's best chunk for ``query`` (score ``s`` > 0, searched without
@@ -334,7 +340,8 @@ class AnsweringService:
                     model_id=str(self.chat_model.model_id), retrieval_mode=self.retrieval_mode)
 
         raw = self.retrieve(asked, who)
-        depth = max(self.cfg.top_k, self.cfg.rerank_depth) if self.reranker is not None else self.cfg.top_k
+        top_k = self.passage_budget(asked)
+        depth = max(top_k, self.cfg.rerank_depth) if self.reranker is not None else top_k
         hits = self._context(post_filter(raw, who, self.store)[:depth])
         if self.cfg.quarantine:
             hits = self.quarantine.redact(hits)  # flagged text never reaches the model, the answer or a citation
@@ -348,7 +355,7 @@ class AnsweringService:
                 return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
         if self.reranker is not None:
             hits = self.reranker.rank(asked, hits)  # quarantine-cleaned text: flagged spans never reach the model
-        hits = hits[: self.cfg.top_k]
+        hits = hits[:top_k]
         if self.judge is not None and self.cfg.judge_mode == "rerank":
             # The judge reads each passage against the question; only passages it accepts reach the reader, in
             # its order and with its P(yes) as their score (the reader weighs passages by score).

@@ -186,11 +186,13 @@ class ExtractiveChatModel(ChatModel):
         prompt_tokens = sum(count_tokens(m.content) for m in messages)
         return Completion(text, prompt_tokens, count_tokens(text), self.model_id)
 
-    def _kept(self, passages: Sequence[Passage]) -> tuple[list[int], float]:
+    def _kept(self, passages: Sequence[Passage], n_parts: int = 1) -> tuple[list[int], float]:
+        """The passages read: the ``max_passages`` best (per part of a multi-part question) scoring ≥
+        ``passage_ratio`` × the best, and the best score."""
         # A passage that is nothing but text addressed to an AI neither counts nor sets the best score.
         usable = [i for i, p in enumerate(passages)
                   if any(not is_injection(p.text[s:e]) for s, e in paragraphs(p.text))]
-        order = sorted(usable, key=lambda i: -passages[i].score)[: self.max_passages]
+        order = sorted(usable, key=lambda i: -passages[i].score)[: self.max_passages * max(n_parts, 1)]
         if not order:
             return [], 1.0
         best = passages[order[0]].score
@@ -236,7 +238,7 @@ class ExtractiveChatModel(ChatModel):
 
         ``focus`` is the user's own wording of a rewritten follow-up (its terms weigh fully, carried terms
         ``carried_weight``; qualifier conflicts are checked against it); ``weights`` are IDF weights of terms."""
-        kept, best = self._kept(passages)
+        kept, best = self._kept(passages, len(question_parts(question)))
         terms = salient_terms(question)
         if not kept or not (terms or self.embedder is not None):
             return REFUSAL_MESSAGE

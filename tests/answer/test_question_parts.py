@@ -68,12 +68,19 @@ def test_service_retrieves_every_part_as_the_principal():
     svc = AnsweringService(store, rec, ExtractiveChatModel(), AnswerConfig(top_k=5, candidate_k=5),
                            principals=PrincipalRegistry(PRINCIPALS))
     q = "How many days off do I get, and who approves them?"
-    assert [h.chunk_id for h in svc.retrieve(q, HR)] == ["q1-1", "q2-1", "q3-1", "q1-2", "q2-2"]
+    assert [h.chunk_id for h in svc.retrieve(q, HR)] == ["q1-1", "q2-1", "q3-1", "q1-2", "q2-2", "q3-2"]
     assert rec.queries == [q, "How many days off do I get", "who approves them?"]
+    rec.queries.clear()
+    one = AnsweringService(store, rec, ExtractiveChatModel(), AnswerConfig(top_k=2, candidate_k=2),
+                           principals=PrincipalRegistry(PRINCIPALS))
+    # Two parts, so a budget of 2 × top_k: the third list's second hit is the fifth taken, the cut is at four.
+    assert one.passage_budget(q) == 4 and one.passage_budget("How many days off do I get?") == 2
+    assert [h.chunk_id for h in one.retrieve(q, HR)] == ["q1-1", "q2-1", "q3-1", "q1-2"]
     rec.queries.clear()
     off = AnsweringService(store, rec, ExtractiveChatModel(), AnswerConfig(decompose=False),
                            principals=PrincipalRegistry(PRINCIPALS))
     assert [h.chunk_id for h in off.retrieve(q, HR)] == ["q1-1", "q1-2"] and rec.queries == [q]
+    assert off.passage_budget(q) == 5
     store.close()
 
 
@@ -85,3 +92,25 @@ def test_split_setting():
     assert split_setting("The printer died. Tell me who fixes it. (referring to label printer)") == \
         ("The printer died.", "Tell me who fixes it.")
     assert split_setting("") == ("", "")
+
+
+def test_the_reader_gets_top_k_passages_for_each_part():
+    from ragbench.llm import read_rag_meta
+    from ragbench.schema import Acl, Document
+
+    from .helpers import FixedModel, bm25_for
+
+    docs = [Document(f"d{i}", text, f"Doc {i}", acl=Acl.make([], [], "Public")) for i, text in enumerate([
+        "Staff get 25 days off a year.", "Days off are booked in the portal.", "Managers approve days off.",
+        "Expenses are paid monthly.", "The canteen opens at eight."])]
+    store = make_store(docs)
+    model = FixedModel("Staff get 25 days off a year. [1]")
+    svc = AnsweringService(store, bm25_for(store), model, AnswerConfig(top_k=1, min_retrieval_score=0.0,
+                                                                       answerability=False),
+                           principals=PrincipalRegistry(PRINCIPALS))
+    svc.answer("How many days off do I get?", HR)
+    svc.answer("How many days off do I get, and when are expenses paid?", HR)
+    seen = [[p.text for p in read_rag_meta(call)[1]] for call in model.calls]
+    assert seen[0] == ["Staff get 25 days off a year."]
+    assert sorted(seen[1]) == ["Expenses are paid monthly.", "Staff get 25 days off a year."]  # one per part
+    store.close()

@@ -263,3 +263,19 @@ def test_how_often_asks_for_a_frequency_unless_another_part_asks_for_a_count():
     # A second part asking for a count keeps the number type for the whole question.
     assert expected_type("How often do buses get a safety inspection, and how many pipes did the check find?") == \
         NUMBER
+
+
+def test_a_multi_part_question_reads_max_passages_for_each_part():
+    # Three passages score above the only one that answers the second part. Read as one question (two passages),
+    # the second part's passage was never read; a two-part question reads two passages per part.
+    q = "How many days of annual leave do I get, and who signs off my expenses?"
+    passages = [Passage(1, "Full-time staff get 25 days of annual leave a year.", 1.0),
+                Passage(2, "Part-time staff get annual leave pro rata, in days.", 0.95),
+                Passage(3, "Annual leave requests go through the HR portal.", 0.9),
+                Passage(4, "Your line manager signs off your expenses within 5 days.", 0.8)]
+    model = ExtractiveChatModel(max_passages=2)
+    assert model._kept(passages) == ([0, 1], 1.0)
+    assert model._kept(passages, n_parts=2) == ([0, 1, 2, 3], 1.0)
+    assert ask(model, q, passages) == \
+        "Full-time staff get 25 days of annual leave a year. [1] Your line manager signs off your expenses within " \
+        "5 days. [4]"
