@@ -32,7 +32,7 @@ class AskBody(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a principal (or anything else) in the body is refused
     question: str = Field(min_length=1, max_length=2000)
     retriever: Mode | None = Field(default=None, description=f"one of {', '.join(MODES)} (default: the server's)")
-    k: int | None = Field(default=None, ge=1, description="passages given to the model per question part (answer.top_k)")
+    k: int | None = Field(default=None, ge=1, description="passages per question part (answer.top_k)")
 
 
 class MessageBody(BaseModel):

@@ -25,7 +25,8 @@ STATUS = {"COMPLETE": "FINISHED", "PRUNED": "KILLED", "FAIL": "FAILED"}
 
 
 def trials_table(study: Any, metrics: Sequence[str]) -> pd.DataFrame:
-    """One row per trial: number, state, objective values, params, per-query means, duration, error."""
+    """One row per trial: number, state, objective values, params, per-query means, duration, error, and the
+    source hash of the code that scored it."""
     rows = []
     for t in study.get_trials(deepcopy=False):
         row: dict[str, Any] = {"number": t.number, "state": t.state.name}
@@ -36,6 +37,7 @@ def trials_table(study: Any, metrics: Sequence[str]) -> pd.DataFrame:
         row.update({f"metric:{k}": v for k, v in (t.user_attrs.get("metrics") or {}).items()})
         row["duration_s"] = t.duration.total_seconds() if t.duration is not None else math.nan
         row["error"] = t.user_attrs.get("error", "")
+        row["code_hash"] = t.user_attrs.get("code_hash", "")
         rows.append(row)
     return pd.DataFrame(rows)
 

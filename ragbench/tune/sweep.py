@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..config import RagbenchConfig, config_hash
 from ..errors import ConfigError, DataError, StoreError, require_extra
+from ..provenance import code_hash
 from .objectives import Objective, make_objective, split_units
 from .space import TuneSpec, spec_to_dict
 from .storage import WorkerSlot, is_rdb, journal_path, open_storage, process_alive, process_id, quiet_experimental
@@ -131,6 +132,7 @@ def evaluate_trial(trial: Any, prepared: Prepared) -> float | tuple[float, ...]:
     spec = prepared.spec
     try:
         trial.set_user_attr("owner", process_id())  # lets another process tell a live trial from a stale one
+        trial.set_user_attr("code_hash", code_hash())  # which code scored it (a resumed study may mix codes)
         params = {p.name: p.suggest(trial) for p in spec.space}
         cfg = spec.config_for(params)
         trial.set_user_attr("config_hash", config_hash(cfg))
@@ -216,7 +218,22 @@ def load_or_create(spec: TuneSpec, storage: Any, prepared: Prepared | None = Non
         raise ConfigError(f"study {spec.name!r} exists in the storage with another dataset, base config, search space,"
                           " metrics or split. Fix: rename the experiment (name:) or use another --storage to start "
                           "a new study; a resumed study must keep its definition.")
+    other = other_code_trials(study)
+    if other:
+        log.warning("study %r holds %d finished trial(s) scored by other code (their code_hash is not %s, this "
+                    "ragbench's source hash): their scores and new ones may not compare. Fix: rename the experiment "
+                    "(name:) or use another --storage to start afresh; the trials table's code_hash column says "
+                    "which trial is which.", spec.name, other, code_hash())
     return study
+
+
+def other_code_trials(study: Any) -> int:
+    """Finished trials scored by other code than this process runs (their ``code_hash`` differs or is missing):
+    a study resumed after an edit mixes scores that may not compare. The definition is checked by the fingerprint;
+    the code cannot be, since a bug fix or a log line should not make a study unresumable, so this only counts."""
+    here = code_hash()
+    return sum(1 for t in study.get_trials(deepcopy=False)
+               if t.state.name in FINISHED and t.user_attrs.get("code_hash") != here)
 
 
 def finished_count(study: Any) -> int:

@@ -16,6 +16,7 @@ import yaml
 from ragbench.cli import main
 from ragbench.config import load_config
 from ragbench.errors import ConfigError, StoreError
+from ragbench.provenance import code_hash
 from ragbench.tune.objectives import split_units
 from ragbench.tune.run import run_study
 from ragbench.tune.space import load_spec, parse_spec
@@ -88,6 +89,28 @@ def test_resume_continues_where_it_stopped(tmp_path, tiny_beir):
     assert len(_study(url).trials) == 5
 
 
+def test_a_study_resumed_by_other_code_says_how_many_trials_that_code_scored(tmp_path, tiny_beir, caplog,
+                                                                              monkeypatch):
+    import logging
+
+    from ragbench.tune import sweep
+
+    spec = parse_spec(tiny_spec(tmp_path, tiny_beir, space=SPACE3), tmp_path)
+    prepared = prepare(spec)
+    url = str(tmp_path / "study.journal")
+    study = optimize(spec, prepared, url, 2)
+    assert [t.user_attrs["code_hash"] for t in study.trials] == [code_hash()] * 2
+    with caplog.at_level(logging.WARNING, logger="ragbench.tune.sweep"):
+        optimize(spec, prepared, url, 3)
+    assert "other code" not in caplog.text  # the same code resumes silently
+    monkeypatch.setattr(sweep, "code_hash", lambda: "0" * 16)  # as if the package had been edited
+    with caplog.at_level(logging.WARNING, logger="ragbench.tune.sweep"):
+        study = optimize(spec, prepared, url, 4)
+    assert "holds 3 finished trial(s) scored by other code" in caplog.text
+    assert [t.user_attrs["code_hash"] for t in study.trials] == [code_hash()] * 3 + ["0" * 16]
+    assert sweep.other_code_trials(study) == 3
+
+
 def test_a_failing_trial_is_recorded_and_the_study_goes_on(tmp_path, tiny_beir):
     spec = parse_spec(tiny_spec(tmp_path, tiny_beir, trials=6, sampler={"name": "random", "seed": 0},
                                 space={"retrieval.mode": "choice[bm25, nonsense]",
@@ -99,6 +122,7 @@ def test_a_failing_trial_is_recorded_and_the_study_goes_on(tmp_path, tiny_beir):
     assert len(failed) >= 1 and (table["state"] == "COMPLETE").sum() >= 1
     assert (table.loc[failed.index, "param:retrieval.mode"] == "nonsense").all()
     assert failed["error"].str.startswith("ConfigError: unknown retrieval mode 'nonsense'").all()
+    assert set(table["code_hash"]) == {code_hash()}
     assert res.best_params["retrieval.mode"] == "bm25"
 
 
