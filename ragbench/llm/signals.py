@@ -43,12 +43,31 @@ QUESTION_WORDS: frozenset[str] = frozenset(
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ness", "ed", "ly")
 
 
+#: Irregular verb forms and their base ("kept" → "keep", "bitten" → "bite", "taken" → "take"): a suffix strip cannot
+#: meet them ("How long do you keep …?" against "… are kept for 6 years"). Generic English, no corpus's words. Left
+#: out: participles mostly used as adjectives whose base is also a common noun of another sense ("paid leave" is
+#: not the noun "pay", "a broken boiler" not a driver's "break"), and forms that are other words ("left", "found",
+#: "saw", "bit", "lead", "felt").
+_IRREGULAR: dict[str, str] = dict(pair.split(":") for pair in """
+    bought:buy buying:buy sold:sell sent:send kept:keep held:hold told:tell taken:take took:take taking:take
+    given:give gave:give giving:give made:make making:make written:write wrote:write writing:write chosen:choose
+    chose:choose stolen:steal bitten:bite known:know knew:know shown:show brought:bring caught:catch taught:teach
+    thought:think sought:seek lost:lose losing:lose begun:begin began:begin gone:go went:go met:meet fed:feed
+    built:build spent:spend lent:lend dealt:deal stood:stand understood:understand drove:drive driven:drive
+    driving:drive ate:eat eaten:eat drew:draw drawn:draw grew:grow grown:grow threw:throw thrown:throw flew:fly
+    flown:fly wore:wear worn:wear froze:freeze frozen:freeze hid:hide hidden:hide rode:ride ridden:ride
+    spoken:speak woke:wake forgot:forget forgotten:forget sat:sit slept:sleep swept:sweep bled:bleed fled:flee
+    ran:run""".split())
+
+
 def stem(token: str) -> str:
     """A light suffix strip so that inflections meet (``approves``/``approved``/``approve`` → ``approv``,
-    ``dogs`` → ``dog``, ``policies`` → ``policy``, ``sickness`` → ``sick``); digits and words of ≤ 3 letters are
-    unchanged, and a suffix is stripped only where 4 letters remain ("illness" stays)."""
+    ``dogs`` → ``dog``, ``policies`` → ``policy``, ``sickness`` → ``sick``, ``planned`` → ``plan``); an irregular
+    verb form is first put in its base (``kept`` → ``keep``); digits and words of ≤ 3 letters are unchanged, and a
+    suffix is stripped only where 4 letters remain ("illness" stays)."""
     if token.isdigit():
         return token
+    token = _IRREGULAR.get(token, token)
     if len(token) <= 3:
         # An acronym's plural ("pcs", "ids") meets its singular; other short words are unchanged.
         return token[:-1] if len(token) == 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")) \
@@ -58,6 +77,10 @@ def stem(token: str) -> str:
     for suffix in _SUFFIXES:
         if len(token) - len(suffix) >= 4 and token.endswith(suffix):
             token = token[: -len(suffix)]
+            # A doubled final consonant before "-ed" / "-ing" is the spelling's, not the word's ("planned",
+            # "stopping" → "plan", "stop"); "ff", "ll" and "ss" are the word's own ("staffed", "billed", "passing").
+            if suffix in ("ing", "ings", "ed") and token[-1] == token[-2] and token[-1] in "bdgmnprt":
+                token = token[:-1]
             break
     else:
         if token.endswith(("sses", "xes", "zes", "ches", "shes")):

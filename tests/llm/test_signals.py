@@ -184,3 +184,19 @@ def test_a_decimal_number_is_one_term_and_another_value_conflicts():
     assert value_conflicts("What if it keeps falling to 0.2?", "At 0.2 mg/l the works shuts down.") == []
     assert value_conflicts("What if it keeps falling to 0.2?", "The works shuts down.") == []  # nothing stated
     assert value_conflicts("How long is 3 days?", "It lasts 2 days.") == []  # whole numbers are not compared
+
+
+def test_stem_meets_irregular_verb_forms_and_undoubles_a_spelling_consonant():
+    from ragbench.llm.signals import stem
+
+    assert stem("kept") == stem("keep") == stem("keeps") == "keep"
+    assert stem("bitten") == stem("bite") and stem("taken") == stem("took") == stem("take")
+    assert stem("written") == stem("wrote") == stem("writes") == "writ"
+    assert stem("bought") == stem("buying") == stem("buy") == "buy"
+    # "paid leave" is no "pay", a "broken" boiler no "break"; "left" and "found" are words of their own
+    assert stem("paid") == "paid" and stem("broken") == "broken" and stem("left") == "left"
+    assert stem("planned") == stem("planning") == stem("plan") == "plan"
+    assert stem("stopped") == stem("stop") and stem("running") == "run"
+    # the word's own double letters stay
+    assert stem("staffed") == stem("staffing") == stem("staff") == "staff"
+    assert stem("billed") == "bill" and stem("passing") == "pass" and stem("buzzing") == "buzz"
