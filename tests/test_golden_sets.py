@@ -1,6 +1,6 @@
-"""The second to seventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
-data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel): each loads, has its exact counts per slice,
-its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
+"""The second to eighth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook): each loads, has its exact
+counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -75,6 +75,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-repairs": 4, "c-oncall": 4, "c-damp": 3, "c-harrier": 3, "c-expenses": 3},
         forum=("pub-forum-thread", "[1][6]"), ticket=("cs-complaint-tb-25-04417", "[4] and [9]"),
         answerable_injected={"k010": "pub-forum-thread", "k026": "cs-complaint-tb-25-04417"}),
+    "golden_pellbrook": dict(
+        documents=40, questions=98, answerable=73, qrels=83,
+        principals=["pb-applicant", "pb-director", "pb-exams", "pb-finance", "pb-governor", "pb-hr", "pb-lecturer",
+                    "pb-lsa", "pb-staff", "pb-student"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 21, C.CONFIDENTIAL: 6, C.RESTRICTED: 4},
+        chains={"c-fees": 4, "c-exams": 4, "c-bursary": 3, "c-lantern": 3, "c-expenses": 3},
+        forum=("pub-forum-thread", "[1][7]"), ticket=("cs-complaint-ss-25-0412", "[3] and [6]"),
+        answerable_injected={"p010": "pub-forum-thread", "p030": "cs-complaint-ss-25-0412"}),
 }
 
 
