@@ -222,6 +222,7 @@ class AnsweringService:
                     doc = self.store.get_document(h.doc_id)
                     texts[h.doc_id] = doc.text if doc is not None else None
                 h = self._whole_sentence_end(self._whole_sentence_start(h, texts[h.doc_id]), texts[h.doc_id])
+                h = self._whole_table_end(h, texts[h.doc_id])
             out.append(h)
         return out
 
@@ -259,6 +260,30 @@ class AnsweringService:
         end = hit.start + span[1]
         while end > hit.end and doc_text[end - 1].isspace():
             end -= 1
+        return hit if end <= hit.end else replace(hit, text=doc_text[hit.start:end], end=end)
+
+    def _whole_table_end(self, hit: Hit, doc_text: str | None) -> Hit:
+        """``hit`` extended by the rows of the Markdown table it ends in (whole rows only, at most
+        ``answer.whole_sentences`` characters on). A table row is the reader's sentence and is read under the header
+        above it, so a chunk cut between two rows left the later rows in a chunk without their header, which
+        retrieval rarely ranks ("| P3 routine | … | within 10 working days |" after "| Priority | … | Attendance
+        target |")."""
+        limit = self.cfg.whole_sentences
+        if limit <= 0 or doc_text is None or hit.end <= hit.start or hit.end >= len(doc_text) \
+                or doc_text[hit.start:hit.end] != hit.text:
+            return hit
+        last_line = hit.text.rstrip().rsplit("\n", 1)[-1].strip()
+        if not (last_line.startswith("|") and last_line.endswith("|")):
+            return hit  # the chunk does not end on a table row
+        end = hit.end
+        pos = end
+        while pos < len(doc_text):
+            nl = doc_text.find("\n", pos + 1) if doc_text[pos] == "\n" else doc_text.find("\n", pos)
+            line_end = len(doc_text) if nl < 0 else nl
+            line = doc_text[pos:line_end].strip()
+            if not (line.startswith("|") and line.endswith("|")) or line_end - hit.end > limit:
+                break
+            end, pos = line_end, line_end
         return hit if end <= hit.end else replace(hit, text=doc_text[hit.start:end], end=end)
 
     # ------------------------------------------------------------------------------------------ answering

@@ -278,6 +278,33 @@ def test_a_chunk_cut_mid_sentence_is_extended_to_the_sentence_start(store):
     assert svc._whole_sentence_start(early, PTO).text == PTO[:30]
 
 
+TABLE = ("Report faults to the helpdesk.\n\n| Priority | Attendance target |\n|---|---|\n| P1 | within 2 hours |\n"
+         "| P2 | within 1 working day |\n| P3 | within 10 working days |\n\nAfter the table, prose.")
+
+
+def test_a_chunk_cut_between_table_rows_is_extended_by_the_rows_that_follow(store):
+    from ragbench.schema import Hit
+
+    svc = service(store)
+    cut = TABLE.index("| P2 |") - 1  # the chunk ends after the P1 row
+    hit = Hit("c1", "pto", 1.0, 0, TABLE[:cut], "", 0, cut)
+    whole = svc._whole_table_end(hit, TABLE)
+    assert whole.text == TABLE[:TABLE.index("\n\nAfter")] and whole.end == TABLE.index("\n\nAfter")
+    assert whole.text.endswith("| P3 | within 10 working days |")
+    # Whole rows only, within answer.whole_sentences characters: room for one row takes one row.
+    one = service(store, cfg=AnswerConfig(whole_sentences=30))._whole_table_end(hit, TABLE)
+    assert one.text.endswith("| P2 | within 1 working day |")
+    assert service(store, cfg=AnswerConfig(whole_sentences=10))._whole_table_end(hit, TABLE) is hit
+    # A chunk that does not end on a row, ends the table, is off, or is not a slice of its document: unchanged.
+    prose = Hit("c0", "pto", 1.0, 0, TABLE[:30], "", 0, 30)
+    assert svc._whole_table_end(prose, TABLE) is prose
+    done = Hit("c2", "pto", 1.0, 0, TABLE[:TABLE.index("\n\nAfter")], "", 0, TABLE.index("\n\nAfter"))
+    assert svc._whole_table_end(done, TABLE) is done
+    assert service(store, cfg=AnswerConfig(whole_sentences=0))._whole_table_end(hit, TABLE) is hit
+    stale = Hit("c1", "pto", 1.0, 0, "something else", "", 0, cut)
+    assert svc._whole_table_end(stale, TABLE) is stale
+
+
 def test_a_superseded_document_weighs_less_in_the_reader(store):
     from ragbench.schema import Hit
 
