@@ -121,6 +121,12 @@ def _answer_cfg(cfg: AnswerConfig | RagbenchConfig | None) -> AnswerConfig:
     raise ConfigError(f"expected an AnswerConfig or RagbenchConfig, found {type(cfg).__name__}.")
 
 
+def _is_row(line: str) -> bool:
+    """A Markdown table row: a line that starts and ends with "|"."""
+    line = line.strip()
+    return len(line) > 1 and line.startswith("|") and line.endswith("|")
+
+
 class AnsweringService:
     """Answers questions as a principal over a store and a retriever indexed from it.
 
@@ -249,8 +255,7 @@ class AnsweringService:
         ``answer.whole_sentences`` characters on): a chunk cut inside a sentence ("… the agreed headline price is
         €3." of "€3.4 million") would otherwise be quoted as a shorter, false sentence."""
         limit = self.cfg.whole_sentences
-        if limit <= 0 or doc_text is None or hit.end <= hit.start or hit.end >= len(doc_text) \
-                or doc_text[hit.start:hit.end] != hit.text:
+        if doc_text is None or not self._extendable_end(hit, doc_text):
             return hit
         hi = min(len(doc_text), hit.end + limit)
         last = hit.end - 1 - hit.start
@@ -268,23 +273,23 @@ class AnsweringService:
         above it, so a chunk cut between two rows left the later rows in a chunk without their header, which
         retrieval rarely ranks ("| P3 routine | … | within 10 working days |" after "| Priority | … | Attendance
         target |")."""
-        limit = self.cfg.whole_sentences
-        if limit <= 0 or doc_text is None or hit.end <= hit.start or hit.end >= len(doc_text) \
-                or doc_text[hit.start:hit.end] != hit.text:
-            return hit
-        last_line = hit.text.rstrip().rsplit("\n", 1)[-1].strip()
-        if not (last_line.startswith("|") and last_line.endswith("|")):
-            return hit  # the chunk does not end on a table row
+        if doc_text is None or not self._extendable_end(hit, doc_text) or not _is_row(hit.text.rsplit("\n", 1)[-1]):
+            return hit  # off, not a slice of its document, or the chunk does not end on a table row
         end = hit.end
-        pos = end
-        while pos < len(doc_text):
-            nl = doc_text.find("\n", pos + 1) if doc_text[pos] == "\n" else doc_text.find("\n", pos)
+        # Each following line is taken while it is a whole row within the limit; the chunk ends at a line end.
+        while end < len(doc_text) and doc_text[end] == "\n":
+            nl = doc_text.find("\n", end + 1)
             line_end = len(doc_text) if nl < 0 else nl
-            line = doc_text[pos:line_end].strip()
-            if not (line.startswith("|") and line.endswith("|")) or line_end - hit.end > limit:
+            if not _is_row(doc_text[end + 1:line_end]) or line_end - hit.end > self.cfg.whole_sentences:
                 break
-            end, pos = line_end, line_end
-        return hit if end <= hit.end else replace(hit, text=doc_text[hit.start:end], end=end)
+            end = line_end
+        return hit if end == hit.end else replace(hit, text=doc_text[hit.start:end], end=end)
+
+    def _extendable_end(self, hit: Hit, doc_text: str) -> bool:
+        """The chunk may grow forward: extension on, the hit a non-empty slice of its stored document that stops
+        before the document's end."""
+        return (self.cfg.whole_sentences > 0 and hit.start < hit.end < len(doc_text)
+                and doc_text[hit.start:hit.end] == hit.text)
 
     # ------------------------------------------------------------------------------------------ answering
 
@@ -314,9 +319,9 @@ class AnsweringService:
     def retrieve(self, query: str, who: Principal) -> Sequence[Hit]:
         """The candidates for ``query`` as ``who``; a multi-part question (``answer.decompose``) also retrieves
         for each part and the lists are interleaved rank by rank, so every part reaches the reader."""
-        k = max(self.cfg.candidate_k, self.passage_budget(query))
-        whole = self.retriever.search(query, k=k, principal=who)
         parts = question_parts(query) if self.cfg.decompose else [query]
+        k = max(self.cfg.candidate_k, self.cfg.top_k * len(parts))  # the passage budget (passage_budget)
+        whole = self.retriever.search(query, k=k, principal=who)
         if len(parts) < 2:
             return whole
         return interleave([whole, *(self.retriever.search(p, k=k, principal=who) for p in parts)], k)
