@@ -33,8 +33,8 @@ import numpy as np
 
 from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type
 from ..llm.parts import split_setting
-from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, is_number, salient_terms, stem, term_set,
-                           words)
+from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, graded_codes, is_number, salient_terms, stem,
+                           term_set, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS, tokenize
@@ -63,10 +63,16 @@ class TermWeights:
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> "TermWeights":
-        return cls.from_term_sets(term_set(t) for t in texts)
+        return cls.from_term_sets(doc_terms(t) for t in texts)
 
     def __call__(self, term: str) -> float:
         return math.log((self.n_docs + 1) / (self.df.get(term, 0) + 0.5))
+
+
+def doc_terms(text: str) -> set[str]:
+    """A document's stemmed terms and its graded codes ("level 5", with the space, so no word collides): what
+    a document must contain for a question's term or code to count as known."""
+    return term_set(text) | graded_codes(text)
 
 
 class PermittedTermWeights:
@@ -87,7 +93,7 @@ class PermittedTermWeights:
         signature = hashlib.sha256(json.dumps(rows).encode("utf-8")).hexdigest()
         if signature == self._signature:
             return
-        self._docs = [(d.acl, term_set(f"{d.title}\n{d.text}")) for d in self.store.documents()]
+        self._docs = [(d.acl, doc_terms(f"{d.title}\n{d.text}")) for d in self.store.documents()]
         self._cache = {}
         self._signature = signature
 
@@ -300,6 +306,11 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     setting, asking = split_setting(question)
     told = set(salient_terms(setting)) - set(salient_terms(asking))
     unknown_ids = [w for w, _ in unknown if any(ch.isdigit() for ch in w) and stem(w.lower()) not in told]
+    # A graded code ("Level 5", "Category 9") is one identifier: its number alone is in every document.
+    if df is not None:
+        answer_codes = graded_codes(evidence_text)
+        unknown_ids += [code.title() for code in sorted(graded_codes(asking) - graded_codes(setting))
+                        if df.get(code, 0) == 0 and code not in answer_codes]
     # Likewise a name or acronym of the question ("Fenwick", "LTIP", "Wi-Fi") that no readable document contains.
     if check_names and df is not None:
         told_names = set(names(setting)) - set(names(asking))

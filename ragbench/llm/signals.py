@@ -10,8 +10,9 @@ All of these are corpus-independent text rules (no list of this or that organisa
 * **qualifier conflicts** (:func:`conflicts`) — the evidence answers a *sibling* of what was asked: a code of the
   same family with another number (asked ``P4``, the sentence says ``P1``), a hyphenated compound sharing one part
   (``part-time`` vs ``full-time``), or the question's head noun under another modifier (``bereavement leave`` vs
-  ``annual leave``, ``CEO salary`` vs ``base salary``) — each only when the asked qualifier itself is absent from
-  the evidence;
+  ``annual leave``, ``CEO salary`` vs ``base salary``), or a quantity or counted kind with another number (asked
+  "after 25 years", the evidence says "at 10 years … at 20 years"; "5-bedroom" vs "2-bedroom") — each only when the
+  asked qualifier itself is absent from the evidence;
 * **amount ranges** (:func:`range_conflicts`) — the question names a quantity ("a contract worth £400,000", "once
   it's over €12,000", "a 15 per cent discount") and a sentence states a band of the same unit that excludes it
   ("Up to £250,000: …", "Up to 10 per cent: …"): the rule for another amount;
@@ -25,6 +26,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from ..text import STOP_WORDS, tokenize
 from .answer_types import INSTRUCTION_VERBS
+from .parts import split_setting
 
 #: Words of a question that carry no topic (beyond :data:`ragbench.text.STOP_WORDS`): auxiliaries, pronouns,
 #: quantifier and frequency words of the question form ("how *many*", "how *long*").
@@ -180,6 +182,59 @@ def codes(text: str) -> set[tuple[str, str]]:
             for pattern in (_CODE, _GRADED) for m in pattern.finditer(text)}
 
 
+def graded_codes(text: str) -> set[str]:
+    """The graded codes of ``text`` written as a word and a number, normalised ("Level 5" → ``"level 5"``): each
+    is one identifier, which a readable document either mentions or not."""
+    return {f"{m.group(1).lower()} {m.group(2).lstrip('0') or '0'}" for m in _GRADED.finditer(text)}
+
+
+#: A counted kind written as a number and a noun ("5-bedroom", "10-week"); in evidence also unhyphenated ("1
+#: bedroom"). Only the hyphenated form counts in a question, where "3 days" is as often a condition as a kind.
+_COUNTED_ASKED = re.compile(r"(?<![\w.,-])(\d{1,3})-([^\W\d_]{3,})(?![\w-])")
+_AFTER = re.compile(r"\b(?:after|beyond)\s*$", re.IGNORECASE)
+_COUNTED = re.compile(r"(?<![\w.,-])(\d{1,3})[ -]([^\W\d_]{3,})(?![\w-])")
+
+
+def _counted(pattern: re.Pattern[str], text: str) -> set[tuple[str, str]]:
+    return {(stem(m.group(2).lower()), m.group(1).lstrip("0") or "0") for m in pattern.finditer(text)}
+
+
+def quantity_conflicts(question: str, evidence: str) -> list[str]:
+    """``["asked≠stated"]`` when the question names one quantity as a point ("after 25 years", "a 5-bedroom
+    house") that ``evidence`` lacks, no band of ``evidence`` holds it, and ``evidence`` states the same unit or
+    kind with another number ("at 10 years … at 20 years"; "1 bedroom", "2-bedroom"): the evidence gives the rule
+    for other quantities, as "P1" does for "P4". Only what is asked counts: the question's setting ("I'm 19 and
+    …") describes the asker."""
+    asking = split_setting(question)[1]
+    out: list[str] = []
+    asked = asked_amount(asking)
+    if asked is not None and asked[1][0] == asked[1][1]:
+        unit, wanted = asked
+        m = next(m for m in _quantities(asking) if _measure(m)[0] == unit)
+        word, value = _unit_word(m), wanted[0]
+        # Siblings are quantities in the same unit word ("20 years" for "25 years", not "25 days"); "after 2
+        # years" is a threshold that 3 years passes, not a sibling of it.
+        points: dict[float, str] = {}
+        for q in _quantities(evidence):
+            if _unit_word(q) != word:
+                continue
+            v = _measure(q)[1]
+            if _AFTER.search(evidence, 0, q.start()) and v <= value:
+                points = {}
+                break
+            points[v] = q.group().strip()
+        if points and value not in points and all(_disjoint(wanted, b) for u, b in _bands(evidence) if u == unit):
+            out.append(f"{m.group().strip()}≠{points[min(points)]}")
+    stated = _counted(_COUNTED, evidence)
+    for noun, number in sorted(_counted(_COUNTED_ASKED, asking)):
+        if (noun, number) in stated:
+            continue
+        siblings = sorted(n for k, n in stated if k == noun and n != number)
+        if siblings:
+            out.append(f"{number}-{noun}≠{siblings[0]}-{noun}")
+    return out
+
+
 def _compounds(text: str) -> set[tuple[str, str]]:
     return {(m.group(1).lower(), m.group(2).lower()) for m in _COMPOUND.finditer(text)}
 
@@ -240,6 +295,7 @@ def conflicts(question: str, evidence: str, modifiers: bool = True) -> list[str]
                           if (x == a) != (y == b) and (x, y) not in _compounds(question))
         if siblings:
             out.append(f"{a}-{b}≠{siblings[0]}")
+    out += quantity_conflicts(question, evidence)
     return out + modifier_conflicts(question, evidence) if modifiers else out
 
 

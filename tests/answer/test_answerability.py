@@ -231,6 +231,24 @@ def test_a_name_no_readable_document_mentions_is_unanswerable():
     assert assess(q, q, ["Dogs are welcome in the office on Fridays."], [], known, None, 0.0, 0.0).answerable
 
 
+def test_a_graded_code_no_readable_document_mentions_is_unanswerable():
+    """"Level 5" is one identifier: its "5" is in every document, the code in none the asker may read."""
+    courses = "Level 2 courses cost £1,800. Level 3 courses cost £2,650. Each course lasts 5 terms."
+    w = TermWeights.from_texts([OFFICE, PETS, courses])
+    said = ["Adult courses cost £2,650."]
+    q = "What is the fee for a Level 5 course?"
+    r = assess(q, q, said, [], w, None, 0.0, 0.0)
+    assert (r.answerable, r.reason) == (False, "asks about Level 5, which no readable document mentions")
+    # With a sibling in the answer, the code rule names it first.
+    assert assess(q, q, ["Level 3 courses cost £2,650."], [], w, None, 0.0, 0.0).reason == \
+        "answers another level5≠level3"
+    ok = "What is the fee for a Level 3 course?"
+    assert assess(ok, ok, said, [], w, None, 0.0, 0.0).answerable
+    # Told in the setting only, the code describes the asker.
+    told = "I passed a Level 5 diploma. What is the fee for a level 3 course?"
+    assert assess(told, told, said, [], w, None, 0.0, 0.0).answerable
+
+
 def test_a_name_or_number_only_in_the_askers_setting_is_no_reason_to_refuse():
     """"I'm 19 and at college." and "… the conference in York …" tell the asker's situation; the documents need not
     mention 19 or York. A name or number in the sentence that asks still must be readable."""

@@ -200,3 +200,35 @@ def test_stem_meets_irregular_verb_forms_and_undoubles_a_spelling_consonant():
     # the word's own double letters stay
     assert stem("staffed") == stem("staffing") == stem("staff") == "staff"
     assert stem("billed") == "bill" and stem("passing") == "pass" and stem("buzzing") == "buzz"
+
+
+def test_a_quantity_or_counted_kind_conflicts_with_its_siblings():
+    from ragbench.llm.signals import quantity_conflicts
+
+    award = "We give an award at 10 years (£200 of vouchers) and at 20 years (£500 of vouchers)."
+    assert quantity_conflicts("What award does an employee get after 25 years?", award) == ["25 years≠10 years"]
+    assert quantity_conflicts("What award does an employee get after 20 years?", award) == []
+    # Siblings share the unit word: days are no sibling of years, though both are spans of time.
+    assert quantity_conflicts("What award comes after 25 years?", "Staff get 28 days of leave.") == []
+    # A threshold the asked amount passes ("after 2 years") and a band that holds it are answers, not siblings.
+    assert quantity_conflicts("How much leave after 3 years?", "After 2 years you get 28 days.") == []
+    assert quantity_conflicts("How much leave after 3 years?", "At 2 years you get 28 days.") == ["3 years≠2 years"]
+    assert quantity_conflicts("Who signs a £400,000 contract?", "At £100,000 the director; up to £1 million "
+                              "the board.") == []
+    # Only the sentence that asks: the setting describes the asker.
+    assert quantity_conflicts("I have been here 25 years. What award is there?", award) == []
+    # A counted kind in a hyphenated compound; the evidence may write it either way.
+    rents = "1 bedroom | £102.25 |. The average rent for a 2-bedroom home is £154.60."
+    assert quantity_conflicts("What is the rent for a 5-bedroom house?", rents) == ["5-bedroom≠1-bedroom"]
+    assert quantity_conflicts("What is the rent for a 1-bedroom flat?", rents) == []
+    assert quantity_conflicts("What is the rent for a 2-bedroom flat?", "2 bedrooms | £120 |") == []
+    # Part of conflicts(), so the answerability check refuses on it (modifiers or not).
+    assert conflicts("What award does an employee get after 25 years?", award, modifiers=False) == \
+        ["25 years≠10 years"]
+
+
+def test_graded_codes_are_one_identifier():
+    from ragbench.llm.signals import graded_codes
+
+    assert graded_codes("A Level 3 course, a level 03 resit, Category 9 cover; level headed.") == \
+        {"level 3", "category 9"}
