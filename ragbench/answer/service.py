@@ -211,7 +211,8 @@ class AnsweringService:
     def _context(self, hits: Sequence[Hit]) -> list[Hit]:
         """Titles, spans and text filled from the store where the retriever left them out; a chunk cut
         mid-sentence extended to the sentence start and end (:meth:`_whole_sentence_start`,
-        :meth:`_whole_sentence_end`)."""
+        :meth:`_whole_sentence_end`), one cut between table rows by the rows before and after it
+        (:meth:`_whole_table_start`, :meth:`_whole_table_end`)."""
         titles: dict[str, str] | None = None
         texts: dict[str, str | None] = {}  # each document read once per answer
         out = []
@@ -228,7 +229,7 @@ class AnsweringService:
                     doc = self.store.get_document(h.doc_id)
                     texts[h.doc_id] = doc.text if doc is not None else None
                 h = self._whole_sentence_end(self._whole_sentence_start(h, texts[h.doc_id]), texts[h.doc_id])
-                h = self._whole_table_end(h, texts[h.doc_id])
+                h = self._whole_table_end(self._whole_table_start(h, texts[h.doc_id]), texts[h.doc_id])
             out.append(h)
         return out
 
@@ -284,6 +285,23 @@ class AnsweringService:
                 break
             end = line_end
         return hit if end == hit.end else replace(hit, text=doc_text[hit.start:end], end=end)
+
+    def _whole_table_start(self, hit: Hit, doc_text: str | None) -> Hit:
+        """``hit`` extended back by the rows of the Markdown table it starts in (whole rows, up to the table's
+        header, at most ``answer.whole_sentences`` characters back): the mirror of :meth:`_whole_table_end`. A chunk
+        cut between two rows began at "| 4 days | £57.00 |" and lost "| Up to 24 hours | £19.00 |" above it."""
+        limit = self.cfg.whole_sentences
+        if (limit <= 0 or doc_text is None or hit.start <= 0 or doc_text[hit.start:hit.end] != hit.text
+                or doc_text[hit.start - 1] != "\n" or not _is_row(hit.text.split("\n", 1)[0])):
+            return hit  # off, at the document start, not a slice of its document, or not opening on a row
+        start = hit.start
+        while start > 0:
+            nl = doc_text.rfind("\n", 0, start - 1)
+            line_start = nl + 1
+            if not _is_row(doc_text[line_start:start - 1]) or hit.start - line_start > limit:
+                break
+            start = line_start
+        return hit if start == hit.start else replace(hit, text=doc_text[start:hit.end], start=start)
 
     def _extendable_end(self, hit: Hit, doc_text: str) -> bool:
         """The chunk may grow forward: extension on, the hit a non-empty slice of its stored document that stops

@@ -305,6 +305,31 @@ def test_a_chunk_cut_between_table_rows_is_extended_by_the_rows_that_follow(stor
     assert svc._whole_table_end(stale, TABLE) is stale
 
 
+def test_a_chunk_that_starts_between_table_rows_is_extended_by_the_rows_before(store):
+    from ragbench.schema import Hit
+
+    svc = service(store)
+    start, end = TABLE.index("| P3 |"), len(TABLE)
+    hit = Hit("c3", "pto", 1.0, 0, TABLE[start:], "", start, end)
+    whole = svc._whole_table_start(hit, TABLE)
+    # Up to the header line, whole rows; the prose paragraph above the table stays out.
+    assert (whole.start, whole.text) == (TABLE.index("| Priority"), TABLE[TABLE.index("| Priority"):])
+    # Whole rows only, within answer.whole_sentences characters: room for one row takes one row.
+    one = service(store, cfg=AnswerConfig(whole_sentences=30))._whole_table_start(hit, TABLE)
+    assert one.text.startswith("| P2 | within 1 working day |\n| P3 |") and one.start == TABLE.index("| P2 |")
+    assert service(store, cfg=AnswerConfig(whole_sentences=10))._whole_table_start(hit, TABLE) is hit
+    # A chunk that opens on prose, mid-row, at the table's top, is off, or is stale: unchanged.
+    prose = Hit("c4", "pto", 1.0, 0, TABLE[TABLE.index("After"):], "", TABLE.index("After"), end)
+    assert svc._whole_table_start(prose, TABLE) is prose
+    mid = Hit("c5", "pto", 1.0, 0, TABLE[start + 2:], "", start + 2, end)
+    assert svc._whole_table_start(mid, TABLE) is mid
+    top = svc._whole_table_start(whole, TABLE)
+    assert top is whole
+    assert service(store, cfg=AnswerConfig(whole_sentences=0))._whole_table_start(hit, TABLE) is hit
+    stale = Hit("c3", "pto", 1.0, 0, "something else", "", start, end)
+    assert svc._whole_table_start(stale, TABLE) is stale
+
+
 def test_a_superseded_document_weighs_less_in_the_reader(store):
     from ragbench.schema import Hit
 
