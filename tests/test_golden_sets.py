@@ -1,6 +1,7 @@
-"""The second to eighth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
-data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook): each loads, has its exact
-counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
+"""The second to ninth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby): each
+loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents
+are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -85,6 +86,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-fees": 4, "c-exams": 4, "c-bursary": 3, "c-lantern": 3, "c-expenses": 3},
         forum=("pub-forum-thread", "[1][7]"), ticket=("cs-complaint-ss-25-0412", "[3] and [6]"),
         answerable_injected={"p010": "pub-forum-thread", "p030": "cs-complaint-ss-25-0412"}),
+    "golden_quenby": dict(
+        documents=41, questions=98, answerable=73, qrels=83,
+        principals=["qb-archivist", "qb-assistant", "qb-councillor", "qb-curator", "qb-finance", "qb-head", "qb-hr",
+                    "qb-manager", "qb-public", "qb-staff", "qb-volunteer"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 10, C.INTERNAL: 21, C.CONFIDENTIAL: 6, C.RESTRICTED: 4},
+        chains={"c-searchroom": 4, "c-fines": 4, "c-leave": 3, "c-homelib": 3, "c-halyard": 3},
+        forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-qc-25-0736", "[4] and [8]"),
+        answerable_injected={"q010": "pub-forum-thread", "q030": "cs-complaint-qc-25-0736"}),
 }
 
 
