@@ -1,7 +1,7 @@
 """The second to ninth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby): each
-loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents
-are as written."""
+loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection
+documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
