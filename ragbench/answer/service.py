@@ -239,7 +239,7 @@ class AnsweringService:
         sentence; the added text is from the same document, so it is no more visible than the chunk itself.
         Sentences are the reader's (:func:`~ragbench.llm.context.answer_sentence_spans`)."""
         limit = self.cfg.whole_sentences
-        if limit <= 0 or hit.start <= 0 or doc_text is None or doc_text[hit.start:hit.end] != hit.text:
+        if doc_text is None or not self._extendable_start(hit, doc_text):
             return hit  # off, at the document start, or not a slice of its stored document
         lo = max(0, hit.start - limit)
         # The window ends with the chunk's first character, so the last span is the sentence the chunk opens in.
@@ -291,8 +291,8 @@ class AnsweringService:
         header, at most ``answer.whole_sentences`` characters back): the mirror of :meth:`_whole_table_end`. A chunk
         cut between two rows began at "| 4 days | £57.00 |" and lost "| Up to 24 hours | £19.00 |" above it."""
         limit = self.cfg.whole_sentences
-        if (limit <= 0 or doc_text is None or hit.start <= 0 or doc_text[hit.start:hit.end] != hit.text
-                or doc_text[hit.start - 1] != "\n" or not _is_row(hit.text.split("\n", 1)[0])):
+        if (doc_text is None or not self._extendable_start(hit, doc_text) or doc_text[hit.start - 1] != "\n"
+                or not _is_row(hit.text.split("\n", 1)[0])):
             return hit  # off, at the document start, not a slice of its document, or not opening on a row
         start = hit.start
         while start > 0:
@@ -302,6 +302,11 @@ class AnsweringService:
                 break
             start = line_start
         return hit if start == hit.start else replace(hit, text=doc_text[start:hit.end], start=start)
+
+    def _extendable_start(self, hit: Hit, doc_text: str) -> bool:
+        """The chunk may grow back: extension on, the hit a slice of its stored document that starts after the
+        document's start."""
+        return self.cfg.whole_sentences > 0 and hit.start > 0 and doc_text[hit.start:hit.end] == hit.text
 
     def _extendable_end(self, hit: Hit, doc_text: str) -> bool:
         """The chunk may grow forward: extension on, the hit a non-empty slice of its stored document that stops
@@ -337,8 +342,8 @@ class AnsweringService:
     def retrieve(self, query: str, who: Principal) -> Sequence[Hit]:
         """The candidates for ``query`` as ``who``; a multi-part question (``answer.decompose``) also retrieves
         for each part and the lists are interleaved rank by rank, so every part reaches the reader."""
-        parts = question_parts(query) if self.cfg.decompose else [query]
-        k = max(self.cfg.candidate_k, self.cfg.top_k * len(parts))  # the passage budget (passage_budget)
+        parts = self._parts(query)
+        k = max(self.cfg.candidate_k, self._budget(parts))
         whole = self.retriever.search(query, k=k, principal=who)
         if len(parts) < 2:
             return whole
@@ -347,7 +352,12 @@ class AnsweringService:
     def passage_budget(self, query: str) -> int:
         """Passages the reader gets: ``answer.top_k`` for each part of a multi-part question (``decompose``). Two
         questions in one share no passages, so with one budget the second part got the leftovers of the first."""
-        parts = question_parts(query) if self.cfg.decompose else [query]
+        return self._budget(self._parts(query))
+
+    def _parts(self, query: str) -> list[str]:
+        return question_parts(query) if self.cfg.decompose else [query]
+
+    def _budget(self, parts: Sequence[str]) -> int:
         return self.cfg.top_k * max(len(parts), 1)
 
     def restricted_gap(self, query: str, who: Principal, best_permitted: float) -> float:

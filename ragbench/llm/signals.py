@@ -199,19 +199,32 @@ def _counted(pattern: re.Pattern[str], text: str) -> set[tuple[str, str]]:
     return {(stem(m.group(2).lower()), m.group(1).lstrip("0") or "0") for m in pattern.finditer(text)}
 
 
+@lru_cache(maxsize=1024)
+def _asked_quantities(question: str) -> tuple[tuple[str, str, str, float] | None, frozenset[tuple[str, str]]]:
+    """The question side of :func:`quantity_conflicts`, parsed once per question (the reader asks about every
+    candidate sentence): the one point quantity of the asking sentence as ``(as written, unit word, compared unit,
+    value)``, and its hyphenated counted kinds."""
+    asking = split_setting(question)[1]
+    point = None
+    asked = asked_amount(asking)
+    if asked is not None and asked[1][0] == asked[1][1]:
+        unit, wanted = asked
+        m = next(m for m in _quantities(asking) if _measure(m)[0] == unit)
+        point = (m.group().strip(), _unit_word(m) or "", unit, wanted[0])
+    return point, frozenset(_counted(_COUNTED_ASKED, asking))
+
+
 def quantity_conflicts(question: str, evidence: str) -> list[str]:
     """``["asked≠stated"]`` when the question names one quantity as a point ("after 25 years", "a 5-bedroom
     house") that ``evidence`` lacks, no band of ``evidence`` holds it, and ``evidence`` states the same unit or
     kind with another number ("at 10 years … at 20 years"; "1 bedroom", "2-bedroom"): the evidence gives the rule
     for other quantities, as "P1" does for "P4". Only what is asked counts: the question's setting ("I'm 19 and
     …") describes the asker."""
-    asking = split_setting(question)[1]
+    point, kinds = _asked_quantities(question)
     out: list[str] = []
-    asked = asked_amount(asking)
-    if asked is not None and asked[1][0] == asked[1][1]:
-        unit, wanted = asked
-        m = next(m for m in _quantities(asking) if _measure(m)[0] == unit)
-        word, value = _unit_word(m), wanted[0]
+    if point is not None:
+        said, word, unit, value = point
+        wanted = (value, value, True, True)
         # Siblings are quantities in the same unit word ("20 years" for "25 years", not "25 days"); "after 2
         # years" is a threshold that 3 years passes, not a sibling of it.
         points: dict[float, str] = {}
@@ -219,14 +232,14 @@ def quantity_conflicts(question: str, evidence: str) -> list[str]:
             if _unit_word(q) != word:
                 continue
             v = _measure(q)[1]
-            if _AFTER.search(evidence, 0, q.start()) and v <= value:
+            if _AFTER.search(evidence, max(0, q.start() - 12), q.start()) and v <= value:
                 points = {}
                 break
             points[v] = q.group().strip()
         if points and value not in points and all(_disjoint(wanted, b) for u, b in _bands(evidence) if u == unit):
-            out.append(f"{m.group().strip()}≠{points[min(points)]}")
+            out.append(f"{said}≠{points[min(points)]}")
     stated = _counted(_COUNTED, evidence)
-    for noun, number in sorted(_counted(_COUNTED_ASKED, asking)):
+    for noun, number in sorted(kinds):
         if (noun, number) in stated:
             continue
         siblings = sorted(n for k, n in stated if k == noun and n != number)
