@@ -4,7 +4,8 @@ Every question of each set is answered once with the three thresholds out of pla
 coverage`` and ``_min_similarity`` at 1.0, so that every answer that passes the other checks is refused on them and
 its soft coverage and similarity are recorded, for a multi-part question also each part's; ``answer.
 restricted_gap`` at 1.0, so the gap is measured and never refuses). A choice then decides offline: refused ⇔ refused
-for another reason, or restricted gap ≥ g (g > 0), or soft coverage < c and similarity < s (for a multi-part
+for another reason, or restricted gap ≥ g (g > 0), or soft coverage < c and (similarity < s or a passage the asker
+may not read covers more of the question: ``Answer.restricted_lead`` > 0) (for a multi-part
 question: for the whole question and for every part, as the service does). The pair grid (c in 0–1 step 0.05, s in
 0.20–0.94 step 0.02) is searched on each set alone, on all pooled and, with three or more sets, on all but one
 (reported on the one left out), with g at its configured value, for the share
@@ -48,6 +49,7 @@ class Row:
     tag: str
     fact: bool  # answerable, and the reply (refused or not) holds the golden fact (or the question names none)
     parts: tuple[tuple[bool, float, float], ...] = ()  # per part of a multi-part question: (other, coverage, sim)
+    lead: float = 0.0  # AnsweringService.restricted_lead: above 0, similarity cannot answer (coverage must)
 
 
 def features(data: str, overrides: dict[str, Any] | None = None,
@@ -73,13 +75,14 @@ def features(data: str, overrides: dict[str, Any] | None = None,
                       for _, r in check.parts) if check else ()
         rows.append(Row(q.should_refuse, a.refused and not on_thresholds,
                         check.soft_coverage if check is not None else 0.0,
-                        check.similarity if check is not None else 0.0, a.restricted_gap, q.tag, fact, parts))
+                        check.similarity if check is not None else 0.0, a.restricted_gap, q.tag, fact, parts,
+                        a.restricted_lead))
     return rows
 
 
 def refused(r: Row, c: float, s: float, g: float = GAP) -> bool:
     def fails(other: bool, cov: float, sim: float) -> bool:
-        return other or not (cov >= c or sim >= s)
+        return other or not (cov >= c or (r.lead <= 0 and sim >= s))
 
     # Parts rescue only a whole question refused on the thresholds (answerability.combine_parts); one refused for
     # another reason is r.other already.

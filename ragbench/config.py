@@ -181,6 +181,11 @@ class AnswerConfig:
     # the asker's best scores below (1 − restricted_gap) × its score: the asked-for fact sits in a restricted
     # document (issue 15, failure shape 2). Only the two scores are used; 0 = off (docs/answers.md).
     restricted_gap: float = 0.3
+    # The similarity route of the answerability check (cosine ≥ answerability_min_similarity with too little
+    # coverage) is closed when a passage among the index's top ones that the asker may not read covers more of the
+    # question's terms than every passage the asker may read: its being on topic is explained by that passage, so
+    # the answer must pass on coverage. Only that one bit leaves the search (docs/answers.md).
+    restricted_coverage: bool = True
     # A multi-part question ("…, and may the locum sign for …?") also retrieves for each part (ragbench.answer.parts).
     decompose: bool = True
     # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive

@@ -257,7 +257,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            embedder: Embedder | None = None, min_coverage: float = 0.5, min_similarity: float = 0.45,
            check_type: bool = True, matcher: WordMatcher | None = None, min_word_similarity: float = 0.6,
            check_conflicts: bool = True, min_unknown_similarity: float = 0.0,
-           check_rarest: bool = False, check_names: bool = True) -> AnswerabilityReport:
+           check_rarest: bool = False, check_names: bool = True, similarity_route: bool = True
+           ) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -266,7 +267,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
 
     Answerable ⇔ the asked type is present, no qualifier conflicts, every *unknown* question term (one that no
     document the asker may read contains: ``ferret``, ``V3``, ``2026``) has a near-synonym in the answer with word
-    cosine ≥ ``min_unknown_similarity``, and soft coverage ≥ ``min_coverage`` or similarity ≥ ``min_similarity``."""
+    cosine ≥ ``min_unknown_similarity``, and soft coverage ≥ ``min_coverage`` or similarity ≥ ``min_similarity``
+    (the latter only with ``similarity_route``)."""
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
@@ -340,8 +342,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if missing:
         return AnswerabilityReport(cov, sim, kind, found, False, "asks about " + ", ".join(missing)
                                    + ", which no readable document mentions", **signals)
-    if soft >= min_coverage or sim >= min_similarity:
+    if soft >= min_coverage or (similarity_route and sim >= min_similarity):
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
-    return AnswerabilityReport(cov, sim, kind, found, False,
-                               f"coverage {soft:.2f} < {min_coverage} and similarity {sim:.2f} < {min_similarity}",
-                               **signals)
+    why = f" and similarity {sim:.2f} < {min_similarity}" if similarity_route else " (coverage decides)"
+    return AnswerabilityReport(cov, sim, kind, found, False, f"coverage {soft:.2f} < {min_coverage}{why}", **signals)

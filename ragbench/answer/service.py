@@ -20,11 +20,11 @@ from ..config import AnswerConfig, RagbenchConfig
 from ..errors import ConfigError, DataError, ModelError, NetworkError, PermissionDenied
 from ..llm.base import ChatModel, Completion
 from ..llm.context import REFUSAL_MESSAGE, Passage, answer_sentence_spans, rag_meta
-from ..llm.signals import contexts, heading_trail, paragraph_headings, salient_terms
+from ..llm.signals import contexts, heading_trail, paragraph_headings, salient_terms, term_set
 from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
-from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess,
+from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess, coverage,
                             combine_parts)
 from .judge import AnswerJudge
 from .rerank import QueryLikelihoodReranker
@@ -84,6 +84,10 @@ class Answer:
     #: asker, else 0 (:meth:`AnsweringService.restricted_gap`; 0 when ``answer.restricted_gap`` is off); kept for
     #: evaluation, never sent to the asker.
     restricted_gap: float = field(default=0.0, repr=False)
+    #: How much more of the question a passage the asker may not read covers than the asker's best passage
+    #: (:meth:`AnsweringService.restricted_lead`; 0 when none is restricted or ``answer.restricted_coverage`` is
+    #: off); above 0 it closes the answerability check's similarity route. Kept for evaluation, never sent.
+    restricted_lead: float = field(default=0.0, repr=False)
 
     @property
     def cited_doc_ids(self) -> list[str]:
@@ -381,6 +385,26 @@ class AnsweringService:
             return 0.0
         return max(0.0, 1.0 - float(best_permitted) / float(top[0].score))
 
+    def restricted_lead(self, query: str, who: Principal, hits: Sequence[Hit]) -> float:
+        """How much more of ``query``'s salient terms (IDF over what ``who`` may read) the best-covering passage
+        ``who`` may not read covers than the best of ``hits`` (the asker's passages), among the index's top
+        :meth:`passage_budget` passages for ``query`` searched without a principal; 0 when none of those is
+        restricted or the asker's cover as much. Only this number leaves the method: the restricted text never
+        reaches a prompt, an answer, a citation or a log."""
+        top = list(self.retriever.search(query, k=self.passage_budget(query), principal=None))
+        readable = allowed_doc_ids([h.doc_id for h in top], who, self.store)
+        restricted = [h for h in top if h.doc_id not in readable]
+        if not restricted:
+            return 0.0
+        terms = salient_terms(query)
+        weights = self.term_weights(who)
+
+        def covered(hit: Hit) -> float:
+            return coverage(terms, term_set(f"{hit.text} . {self.passage_context(hit)}"), weights)
+
+        best_restricted = max(covered(h) for h in self._context(restricted))
+        return max(0.0, best_restricted - max((covered(h) for h in hits), default=0.0))
+
     def answer(self, question: str, principal: Principal | str | None, tenant: str | None = None,
                query: str | None = None) -> Answer:
         """Answer ``question`` as ``principal``; ``query`` (default: the question) is what is retrieved and asked
@@ -411,6 +435,8 @@ class AnsweringService:
             if base["restricted_gap"] >= self.cfg.restricted_gap:
                 # The same reason as a weak retrieval: the reply does not say that a restricted document exists.
                 return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
+        if self.cfg.restricted_coverage and self.cfg.answerability:
+            base["restricted_lead"] = self.restricted_lead(asked, who, hits[:top_k])
         if self.reranker is not None:
             hits = self.reranker.rank(asked, hits)  # quarantine-cleaned text: flagged spans never reach the model
         hits = hits[:top_k]
@@ -457,7 +483,8 @@ class AnsweringService:
         judge = self.judge if self.cfg.judge_mode == "verdict" else None
         # Each sentence's title, headings and table header, read once (store reads) for the check and the judge.
         contexts = self.sentence_contexts(report, hits) if self.cfg.answerability or judge is not None else []
-        check = self.answerability(question, asked, report, hits, who, contexts)
+        check = self.answerability(question, asked, report, hits, who, contexts,
+                                   similarity_route=base.get("restricted_lead", 0.0) <= 0)
         if check is not None and not check.answerable:
             refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                     sentences=report.sentences, **tokens)
@@ -511,9 +538,11 @@ class AnsweringService:
         return list(dict.fromkeys(out))
 
     def answerability(self, question: str, query: str, report: Any, hits: Sequence[Hit],
-                      who: Principal, contexts: Sequence[str] | None = None) -> AnswerabilityReport | None:
+                      who: Principal, contexts: Sequence[str] | None = None,
+                      similarity_route: bool = True) -> AnswerabilityReport | None:
         """Does the grounded reply answer the question? (``None`` when ``answer.answerability`` is off.)
-        ``contexts``: :meth:`sentence_contexts` when the caller has them already."""
+        ``contexts``: :meth:`sentence_contexts` when the caller has them already; ``similarity_route=False``: the
+        reply must pass on coverage (:meth:`restricted_lead`)."""
         if not self.cfg.answerability:
             return None
         if self._matcher is None and self.embedder is not None:
@@ -526,7 +555,8 @@ class AnsweringService:
             return assess(asked, standalone, sentences, titles, self.term_weights(who), self.embedder,
                           c.answerability_min_coverage, c.answerability_min_similarity, c.answerability_types,
                           self._matcher, c.answerability_min_word_similarity, c.answerability_conflicts,
-                          c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names)
+                          c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names,
+                          similarity_route)
 
         whole = check(question.strip(), query)
         parts = question_parts(query) if c.decompose and whole.on_thresholds else [query]

@@ -399,3 +399,41 @@ def test_a_chunk_cut_mid_sentence_is_extended_to_the_sentence_end(store):
     board = "The CEO pool is 3.5 million pounds. It vests in 2027."
     num = Hit("b0", "board", 1.0, 0, board[:18], "", 0, 18)
     assert svc._whole_sentence_end(num, board).text == "The CEO pool is 3.5 million pounds."
+
+
+def test_a_restricted_passage_that_covers_more_of_the_question_closes_the_similarity_route():
+    """The guest's hours page is on topic (the similarity route would answer it: min_similarity −1 here), but the
+    board's decision covers more of the question's terms, so the guest's answer must pass on coverage, and fails."""
+    import dataclasses
+
+    from ragbench.answer.answerability import PermittedTermWeights, coverage
+    from ragbench.llm.signals import salient_terms, term_set
+
+    hours = "Apprentices work Monday to Friday, 37 hours a week, and train at college one day a week."
+    plan = "The board agreed that apprentices move to a four-day week from April."
+    s = make_store([Document("hours", hours, "Working hours", acl=Acl.make([], [], "Public")),
+                    Document("plan", plan, "Board decisions", acl=Acl.make(["board"], [], "Restricted")),
+                    Document("conduct", CONDUCT, "Code of conduct", acl=Acl.make([], [], "Public"))])
+    q = "Are apprentices moving to a four-day week?"
+    weights = PermittedTermWeights(s).for_principal(GUEST)  # IDF over what the guest may read (hours, conduct)
+    terms = salient_terms(q)
+    expected = (coverage(terms, term_set(f"{plan} . Board decisions"), weights)
+                - coverage(terms, term_set(f"{hours} . Working hours"), weights))
+    assert expected == pytest.approx(0.3164, abs=1e-4)
+    open_route = AnswerConfig(restricted_gap=0.0, answerability_min_similarity=-1.0)
+    model = RecordingChatModel(ExtractiveChatModel())
+    a = service(s, model, cfg=open_route).answer(q, GUEST)
+    assert (a.refused, a.refusal_reason, a.answer) == (True, "unanswerable-question", REFUSAL_MESSAGE)
+    assert a.restricted_lead == pytest.approx(expected)
+    assert a.answerability.reason == "coverage 0.37 < 0.55 (coverage decides)"
+    # The board's text never reaches the model or the reply; the lead is kept for evaluation only.
+    assert "four-day week from April" not in " ".join(model.prompt_texts())
+    assert "restricted_lead" not in a.to_json() and "four-day" not in str(a.to_json())
+    # Off: the similarity route answers with the guest's own (on-topic, not answering) sentence.
+    off = service(s, cfg=dataclasses.replace(open_route, restricted_coverage=False)).answer(q, GUEST)
+    assert (off.refused, off.restricted_lead) == (False, 0.0)
+    assert off.answer == f"{hours} [1]"
+    # The board member may read the decision: no lead, and the decision is quoted.
+    board = service(s, cfg=open_route).answer(q, BOARD_MEMBER)
+    assert board.restricted_lead == 0.0 and board.answer.startswith(f"{plan} [1]")
+    s.close()

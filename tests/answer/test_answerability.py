@@ -139,6 +139,12 @@ def test_assess_verdicts_and_reasons():
     # A paraphrase that shares only "office" but points the same way (cosine 1.0) is answerable on similarity.
     ok = assess(q, q, ["Dogs can come to the office."], [], w, TwoAxes(), min_coverage=0.6, min_similarity=0.75)
     assert ok.answerable and ok.similarity == pytest.approx(1.0)
+    # With the similarity route closed (a passage the asker may not read covers more), coverage must answer.
+    closed = assess(q, q, ["Dogs can come to the office."], [], w, TwoAxes(), min_coverage=0.6, min_similarity=0.75,
+                    similarity_route=False)
+    assert (closed.answerable, closed.reason) == (False, "coverage 0.56 < 0.6 (coverage decides)")
+    assert assess(q, q, ["Dogs can come to the office."], [], w, TwoAxes(), min_coverage=0.5, min_similarity=0.75,
+                  similarity_route=False).answerable
     assert ok.coverage == pytest.approx((wd + wo) / (wb + wd + wo))  # "dogs" meets "dog"; "come" is no term
     assert assess(q, q, [PETS], [], w, None, 0.5, 0.75).coverage == 1.0
     # Without an embedder only coverage counts; the document title counts as covered text.
