@@ -8,7 +8,8 @@ the remote-work rule on office days) passes it. This module asks the other quest
 * **coverage**: the share of the question's salient terms that the answer sentences (or the titles of the
   documents they cite) contain, each term weighted by its inverse document frequency over the documents the asker
   may read, so rare terms (names, numbers, specific nouns) count most and "policy" or "employees" barely count.
-  Terms are compared after light suffix stripping (``approves`` = ``approved``). The weights come from permitted
+  Terms are compared after light suffix stripping (``approves`` = ``approved``); a term only of the question's
+  setting (the sentences before the one that asks) is not counted. The weights come from permitted
   documents only, so a refusal never depends on text the asker may not see;
 * **similarity**: the best cosine between the question and an answer sentence (with an embedder; 0 without);
 * **answer type**: a question that asks *who* needs a role or person, *how much* money a currency amount, *how
@@ -280,9 +281,15 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     answer_terms = term_set(evidence_text) | met
     terms = salient_terms(query)
     own = set(salient_terms(question))
+    # A term only of the question's setting ("My brother passed away at the weekend." before "How much paid time
+    # off can I have?") describes the asker, not what is asked: coverage counts what is asked.
+    setting, asking = split_setting(question)
+    told = set(salient_terms(setting)) - set(salient_terms(asking))
+    # Unless nothing would be left to cover: then the setting is all there is to go on.
+    skipped = told if any(weights(t) > 0 for t in terms if t not in told) else set()
 
     def weight(t: str) -> float:
-        return weights(t) * (1.0 if t in own else 0.5)
+        return 0.0 if t in skipped else weights(t) * (1.0 if t in own else 0.5)
 
     cov = coverage_weighted(terms, answer_terms, weight)
     surface = content_words(query)
@@ -305,8 +312,6 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # Plain words are only reported: word cosines do not separate paraphrase vocabulary from unasked-for topics.
     # A word only of the question's setting ("I'm 19 and at college.", "For the conference in York I'm …") says
     # something about the asker, which the documents need not mention; only what is asked must be readable.
-    setting, asking = split_setting(question)
-    told = set(salient_terms(setting)) - set(salient_terms(asking))
     unknown_ids = [w for w, _ in unknown if any(ch.isdigit() for ch in w) and stem(w.lower()) not in told]
     # A graded code ("Level 5", "Category 9") is one identifier: its number alone is in every document.
     if df is not None:

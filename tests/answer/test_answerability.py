@@ -272,6 +272,27 @@ def test_a_name_or_number_only_in_the_askers_setting_is_no_reason_to_refuse():
         "asks about York, which no readable document mentions"
 
 
+def test_coverage_counts_what_is_asked_not_the_askers_setting():
+    """"My dog is elderly and anxious." describes the asker; coverage is of "Can I bring my dog to the office?", so a
+    sentence about dogs at the office covers the question in full. A one-sentence question keeps every term, and a
+    setting is counted when the asking sentence has no terms of its own ("What now?")."""
+    w = TermWeights.from_texts([OFFICE, PETS])
+    said = ["Staff may bring a calm dog to the office on Fridays."]
+    told = "My dog is elderly and anxious. Can I bring my dog to the office?"
+    assert salient_terms(told) == ["dog", "elder", "anxious", "bring", "offic"]
+    r = assess(told, told, said, [], w, None, 1.0, 1.0)
+    assert (r.coverage, r.answerable) == (1.0, True)
+    whole = "Can I bring my elderly and anxious dog to the office?"
+    r = assess(whole, whole, said, [], w, None, 1.0, 1.0)
+    # "elderly" and "anxious" are in no document (weight ln(3/0.5) each); "bring", "dog", "office" are covered.
+    wo, wn = math.log(3 / 0.5), math.log(3 / 0.5)
+    covered = sum(w(t) for t in ("bring", "dog", "offic"))
+    assert r.coverage == pytest.approx(covered / (covered + wo + wn)) and not r.answerable
+    bare = "My dog is elderly and anxious. What now?"
+    r = assess(bare, bare, said, [], w, None, 1.0, 1.0)
+    assert r.coverage == pytest.approx(w("dog") / (w("dog") + wo + wn)) and not r.answerable
+
+
 def test_a_multi_part_question_is_answered_when_one_part_is():
     """The whole two-part question covers too little (the second part asks about something the staff member cannot
     read), its first part is covered in full: a partial answer, the unanswered part named in the JSON."""
