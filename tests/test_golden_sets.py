@@ -1,7 +1,7 @@
-"""The second to ninth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
-data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby): each
-loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection
-documents are as written."""
+"""The second to tenth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
+data/golden_sorrelby): each loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up
+chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -96,6 +96,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-searchroom": 4, "c-fines": 4, "c-leave": 3, "c-homelib": 3, "c-halyard": 3},
         forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-qc-25-0736", "[4] and [8]"),
         answerable_injected={"q010": "pub-forum-thread", "q030": "cs-complaint-qc-25-0736"}),
+    "golden_sorrelby": dict(
+        documents=40, questions=98, answerable=73, qrels=83,
+        principals=["sb-boxoffice", "sb-ceo", "sb-finance", "sb-hr", "sb-manager", "sb-public", "sb-staff",
+                    "sb-technician", "sb-trustee", "sb-usher", "sb-volunteer"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 10, C.INTERNAL: 21, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-tickets": 4, "c-shift": 4, "c-leave": 3, "c-access": 3, "c-lodestar": 3},
+        forum=("pub-forum-thread", "[3][6]"), ticket=("cs-complaint-sb-25-0619", "[5] and [9]"),
+        answerable_injected={"s010": "pub-forum-thread", "s030": "cs-complaint-sb-25-0619"}),
 }
 
 
