@@ -40,9 +40,11 @@ _TEMPERATURE_Q = re.compile(r"\btemperatures?\b", re.IGNORECASE)
 _HOW_HOT = re.compile(r"\bhow\s+(?:hot|cold|warm)\b", re.IGNORECASE)
 _PHONE = re.compile(r"\+?\(?\d[\d ()./-]{5,}\d")
 _TEMPERATURE = re.compile(r"°|\bdegrees?\b|\b\d+(?:\.\d+)?\s?[CF]\b")
-#: A rate is a percentage, an amount per unit ("€0.39 per kilometre", "£12/hour") or a multiple of the normal
-#: rate (below).
-_PER_UNIT = re.compile(r"\d[\d.,]*\s*(?:[a-z]+\s+)?(?:per\b|/\s*[a-z])", re.IGNORECASE)
+#: A rate is a percentage, an amount per unit ("€0.39 per kilometre", "£12/hour", "£45 an hour", "35p a mile") or a
+#: multiple of the normal rate (below). After "a"/"an" only a unit counts: "at 10:00 a member of staff" is no rate.
+_PER_UNIT = re.compile(r"\d[\d.,]*\s*(?:[a-z]+\s+)?(?:per\b|/\s*[a-z]|an?\s+(?:hour|day|night|week|fortnight|month|"
+                       r"year|term|session|mile|kilomet(?:re|er)|km|minute|person|head|page|item|visit|seat)s?\b)",
+                       re.IGNORECASE)
 #: A pay rate stated as a multiple of the normal one ("double time on Sundays", "time and a half").
 _MULTIPLE = re.compile(r"\b(?:double|triple|treble)\s+time\b|\btime\s+and\s+a\s+(?:half|quarter|third)\b",
                        re.IGNORECASE)

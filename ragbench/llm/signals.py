@@ -267,14 +267,42 @@ _VERB_CUES = frozenset("""who what which i you we they he she it do does did can
     will would to not never please""".split())
 
 
+#: Do-support: after "does the box office", the next bare word is the question's verb ("open"), not a head noun.
+_DO = frozenset({"do", "does", "did"})
+_DETERMINERS = frozenset("the a an my your our their his her its this that these those each every any".split())
+
+
+def _do_verbs(tokens: Sequence[str]) -> set[int]:
+    """Positions of the main verb of each do-support clause ("What time *does* the box office *open* on …?",
+    "How much *did* the guest *pay*?"): the last of the content words that follow the auxiliary's subject, up to the
+    first word that is neither a determiner nor a content word (a lone content word is the subject)."""
+    out: set[int] = set()
+    for i, tok in enumerate(tokens):
+        if tok not in _DO:
+            continue
+        run: list[int] = []
+        for j in range(i + 1, len(tokens)):
+            if tokens[j] in _DETERMINERS and not run:
+                continue
+            if not _content(tokens[j]):
+                break
+            run.append(j)
+        if len(run) > 1:
+            out.add(run[-1])
+    return out
+
+
 def modifier_pairs(question: str) -> list[tuple[str, str]]:
     """Adjacent (modifier, head) content-word pairs of a question, stemmed (``bereavement leave`` →
     ``("bereav", "leave")``); a word right after a pronoun, auxiliary or question word is taken for a verb and
-    skipped, and hyphenated compounds are left to :func:`conflicts`' compound rule."""
+    skipped, as is the verb of a do-support clause ("does the box office *open*"), and hyphenated compounds are
+    left to :func:`conflicts`' compound rule."""
     tokens = [t.lower() for t in _HYPHENATED.findall(_POSSESSIVE.sub("", question))]
+    verbs = _do_verbs(tokens)
     out = []
     for i, (a, b) in enumerate(zip(tokens, tokens[1:])):
-        if _content(a) and _content(b) and (i == 0 or tokens[i - 1] not in _VERB_CUES) and not _participle(b):
+        if _content(a) and _content(b) and (i == 0 or tokens[i - 1] not in _VERB_CUES) and not _participle(b) \
+                and i + 1 not in verbs:
             out.append((stem(a), stem(b)))
     return out
 

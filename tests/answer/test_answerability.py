@@ -102,6 +102,8 @@ def test_has_type():
     assert has_type("Kept between 2 and 8 °C.", "temperature") and has_type("Store at 4C.", "temperature")
     assert not has_type("Temperatures are recorded daily.", "temperature")
     assert has_type("€0.39 per kilometre.", "percent") and has_type("£12/hour.", "percent")
+    assert has_type("| Rehearsal Room 1 | 60 | £45 an hour |", "percent") and has_type("35p a mile.", "percent")
+    assert not has_type("At 10:00 a member of staff opens the doors.", "percent")  # "a" + no unit: no rate
     assert not has_type("For the first 5,000 km.", "percent")
     with pytest.raises(ConfigError):
         has_type("x", "colour")

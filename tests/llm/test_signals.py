@@ -26,6 +26,13 @@ def test_conflicts_find_siblings_of_what_was_asked():
     assert modifier_conflicts("What was the passenger offered after the complaint?",
                               "The agent offered a £25 food and drink voucher.") == []
     assert modifier_pairs("What is the top speed?") == [("top", "speed")]
+    # Do-support: the word after "does the box office" is the verb, so "Sundays: the counter opens …" is no
+    # "counter open" sibling of an asked "office open".
+    assert modifier_pairs("What time does the box office open on a Sunday?") == [("box", "offic")]
+    assert modifier_conflicts("What time does the box office open on a Sunday?",
+                              "Sundays: the counter opens 90 minutes before a Sunday performance.") == []
+    assert modifier_pairs("When does the bereavement leave start?") == [("bereav", "leav")]
+    assert modifier_pairs("How much did the guest pay for parking?") == []
     # A graded family written as a word and a number ("Category 2" asked, the Category 1 row found).
     assert conflicts("Within what time must a technician attend a Category 2 burst?",
                      "A technician must attend within 1 hour. . Category 1 (major)", modifiers=False) == \
