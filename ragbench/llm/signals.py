@@ -170,22 +170,47 @@ _IMPERATIVE = re.compile(r"((?:^|[.!?;:\n])[\s*_#>\-\d.)]*)([A-Za-z]+)")
 _IDENTIFIER = re.compile(r"\b[^\W_]*[A-Za-z][^\W_]*(?:[._][^\W_]+)+\b|\b[^\W_]+(?:[._][^\W_]+)*_[^\W_]*\b")
 
 
-#: A numbered member of a graded family written as a word and a number ("Category 2", "Priority 1", "Band 3").
-_GRADED = re.compile(r"\b(category|priority|level|tier|band|grade|stage|phase|zone|class|step)\s+(\d{1,2})"
-                     r"(?![\w-]|[.,]\d)", re.IGNORECASE)
+#: Numbered members of a graded family written as a word and numbers: "Category 2", "Priority 1", "Band 3", and
+#: lists and ranges of them, "Bands 5 and 6", "Grades 3 to 5", "Levels 2, 3 or 4". A range followed by a unit is a
+#: span of that unit ("Priority 1 – 4 hours"), not a list of codes.
+_FAMILIES = {"category": "category", "categories": "category", "priority": "priority", "priorities": "priority",
+             "level": "level", "levels": "level", "tier": "tier", "tiers": "tier", "band": "band", "bands": "band",
+             "grade": "grade", "grades": "grade", "stage": "stage", "stages": "stage", "phase": "phase",
+             "phases": "phase", "zone": "zone", "zones": "zone", "class": "class", "classes": "class",
+             "step": "step", "steps": "step"}
+_GRADED = re.compile(r"\b(" + "|".join(sorted(_FAMILIES, key=len, reverse=True)) + r")\s+(\d{1,2})"
+                     r"((?:\s*(?:,|and|or|&|to|-|–|—)\s*\d{1,2}(?![\w-]|[.,]\d))*)(?![\w-]|[.,]\d)"
+                     r"(?!\s*(?:hours?|minutes?|days?|weeks?|months?|years?|%|per)\b)", re.IGNORECASE)
+_GRADED_NEXT = re.compile(r"(to|-|–|—)?\s*(\d{1,2})")
+
+
+def _graded(text: str) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for m in _GRADED.finditer(text):
+        family = _FAMILIES[m.group(1).lower()]
+        last = int(m.group(2))
+        numbers = {last}
+        for step in _GRADED_NEXT.finditer(m.group(3)):
+            n = int(step.group(2))
+            if step.group(1) and last < n <= last + 10:  # "Bands 1 to 4": every member between
+                numbers.update(range(last, n + 1))
+            numbers.add(n)
+            last = n
+        out |= {(family, str(n)) for n in numbers}
+    return out
 
 
 def codes(text: str) -> set[tuple[str, str]]:
     """The codes of ``text`` as ``(family, number)``: ``P4`` → ``("p", "4")``, ``Category 2`` → ``("category",
-    "2")``."""
-    return {(m.group(1).lower(), m.group(2).lstrip("0") or "0")
-            for pattern in (_CODE, _GRADED) for m in pattern.finditer(text)}
+    "2")``, ``Bands 1 to 3`` → one per band."""
+    return {(m.group(1).lower(), m.group(2).lstrip("0") or "0") for m in _CODE.finditer(text)} | _graded(text)
 
 
 def graded_codes(text: str) -> set[str]:
-    """The graded codes of ``text`` written as a word and a number, normalised ("Level 5" → ``"level 5"``): each
-    is one identifier, which a readable document either mentions or not."""
-    return {f"{m.group(1).lower()} {m.group(2).lstrip('0') or '0'}" for m in _GRADED.finditer(text)}
+    """The graded codes of ``text`` written as a word and a number, normalised ("Level 5" → ``"level 5"``, "Bands 5
+    and 6" → ``"band 5"`` and ``"band 6"``): each is one identifier, which a readable document either mentions or
+    not."""
+    return {f"{family} {number}" for family, number in _graded(text)}
 
 
 #: A counted kind written as a number and a noun ("5-bedroom", "10-week"); in evidence also unhyphenated ("1

@@ -239,3 +239,19 @@ def test_graded_codes_are_one_identifier():
 
     assert graded_codes("A Level 3 course, a level 03 resit, Category 9 cover; level headed.") == \
         {"level 3", "category 9"}
+
+
+def test_lists_and_ranges_of_graded_codes_name_each_member():
+    """"Bands 1 to 4" mentions Band 2, so a question about Band 2 is neither unknown nor answered by a sibling; a
+    range followed by a unit is a span ("Priority 1 – 4 hours"), and a wide jump is no range ("Category 2 – 30")."""
+    from ragbench.llm.signals import graded_codes
+
+    assert graded_codes("| Bands 1 to 4 | 25 days |") == {"band 1", "band 2", "band 3", "band 4"}
+    assert graded_codes("Bands 5 and 6, Grades 3, 4 or 5, stage 1-2") == \
+        {"band 5", "band 6", "grade 3", "grade 4", "grade 5", "stage 1", "stage 2"}
+    assert graded_codes("Priority 1 – 4 hours to fix") == {"priority 1"}
+    assert graded_codes("Category 2 – 30 minutes") == {"category 2"}
+    assert graded_codes("Levels 2 to 30") == {"level 2", "level 30"}
+    assert conflicts("How many days of leave on Band 2?", "Bands 1 to 4 | 25 days", modifiers=False) == []
+    assert conflicts("How many days of leave on Band 5?", "Bands 1 to 4 | 25 days", modifiers=False) == \
+        ["band5≠band1"]
