@@ -173,11 +173,15 @@ _IDENTIFIER = re.compile(r"\b[^\W_]*[A-Za-z][^\W_]*(?:[._][^\W_]+)+\b|\b[^\W_]+(
 #: Numbered members of a graded family written as a word and numbers: "Category 2", "Priority 1", "Band 3", and
 #: lists and ranges of them, "Bands 5 and 6", "Grades 3 to 5", "Levels 2, 3 or 4". A range followed by a unit is a
 #: span of that unit ("Priority 1 – 4 hours"), not a list of codes.
-_FAMILIES = {"category": "category", "categories": "category", "priority": "priority", "priorities": "priority",
-             "level": "level", "levels": "level", "tier": "tier", "tiers": "tier", "band": "band", "bands": "band",
-             "grade": "grade", "grades": "grade", "stage": "stage", "stages": "stage", "phase": "phase",
-             "phases": "phase", "zone": "zone", "zones": "zone", "class": "class", "classes": "class",
-             "step": "step", "steps": "step"}
+_FAMILY_NAMES = ("category", "priority", "level", "tier", "band", "grade", "stage", "phase", "zone", "class", "step")
+
+
+def _plural(noun: str) -> str:
+    return noun[:-1] + "ies" if noun.endswith("y") else noun + ("es" if noun.endswith("s") else "s")
+
+
+#: Each family word, singular or plural ("priorities", "classes", "bands"), to its singular.
+_FAMILIES = {form: name for name in _FAMILY_NAMES for form in (name, _plural(name))}
 _GRADED = re.compile(r"\b(" + "|".join(sorted(_FAMILIES, key=len, reverse=True)) + r")\s+(\d{1,2})"
                      r"((?:\s*(?:,|and|or|&|to|-|–|—)\s*\d{1,2}(?![\w-]|[.,]\d))*)(?![\w-]|[.,]\d)"
                      r"(?!\s*(?:hours?|minutes?|days?|weeks?|months?|years?|%|per)\b)", re.IGNORECASE)
@@ -185,6 +189,7 @@ _GRADED_NEXT = re.compile(r"(to|-|–|—)?\s*(\d{1,2})")
 
 
 def _graded(text: str) -> set[tuple[str, str]]:
+    """``(family, number)`` for every graded code of ``text``, a list or range counting each of its members."""
     out: set[tuple[str, str]] = set()
     for m in _GRADED.finditer(text):
         family = _FAMILIES[m.group(1).lower()]
