@@ -72,7 +72,9 @@ class ChatSession:
         """The standalone form of ``question`` after this session's history (``answer.rewriter``)."""
         if self.service.cfg.rewriter == "seed":
             return rewrite(question, self.history)
-        return rewrite_subject(question, self.history, self.service.term_weights(self.principal))
+        weights = self.service.term_weights(self.principal)
+        # Only words the asker's documents contain are carried: a word of none matches no passage.
+        return rewrite_subject(question, self.history, weights, known=weights.df)
 
     def ask(self, question: str) -> Answer:
         """Answer a (follow-up) question; the retrieval query is the rewrite, the history keeps the original."""

@@ -10,14 +10,15 @@ Seed flaw, fixed by default (``answer.rewriter: subject``): the seed's subject i
 or the last two long words, which carries junk ("their own" from "… approve on their own?", "What have" from "What
 do I have to do?") and loses the chain's topic, and a continuation is prefixed with the whole previous question, so
 a chain grows by a question per turn. ``rewrite_subject`` appends, to any follow-up (a pronoun or a continuation
-opener), the previous standalone question's content words that the follow-up does not already contain — with
-term weights (the asker's IDF), the ``max_terms`` most distinctive ones, in their original order.
+opener), the previous standalone question's content words that the follow-up does not already contain and the
+asker's documents do (a word of none matches no passage) — with term weights (the asker's IDF), the ``max_terms``
+most distinctive ones, in their original order.
 ``answer.rewriter: seed`` keeps the seed's behaviour (``rewrite``).
 """
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from typing import Callable, Container, Sequence
 
 from ..llm.signals import QUESTION_WORDS, codes, stem, words
 from ..schema import Message
@@ -78,11 +79,12 @@ def is_follow_up(query: str) -> bool:
 
 
 def subject_terms(previous: str, query: str, weight: Callable[[str], float] | None = None,
-                  max_terms: int = 6) -> list[str]:
+                  max_terms: int = 6, known: Container[str] | None = None) -> list[str]:
     """Content words of ``previous`` (stop, question-form and pronoun words removed) whose stem ``query`` lacks,
     first-appearance order, no repeats, at most ``max_terms``: the heaviest by ``weight`` (of a stemmed term) when
     given, else the first. A code of a family ``query`` names another member of is left out (P2 when it asks
-    "And a P3?")."""
+    "And a P3?"). With ``known`` (the stems the asker's documents contain), a word outside it is left out unless
+    it holds a digit: it can match no passage, and by IDF it would weigh most ("turn" of "if I just turn up")."""
     have = {stem(w) for w in words(query)}
     # A code the follow-up swaps for another of its family ("And a P3?" after a P2 question) is not the subject.
     swapped = {family for family, _ in codes(query)}
@@ -90,6 +92,8 @@ def subject_terms(previous: str, query: str, weight: Callable[[str], float] | No
     for w in words(previous, stopwords=True):
         s = stem(w)
         if w in QUESTION_WORDS or w in PRONOUNS or s in have or (len(w) < 2 and not w.isdigit()):
+            continue
+        if known is not None and s not in known and not any(ch.isdigit() for ch in w):
             continue
         if any(family in swapped for family, _ in codes(w)):
             continue
@@ -105,12 +109,12 @@ def subject_terms(previous: str, query: str, weight: Callable[[str], float] | No
 
 
 def rewrite_subject(query: str, history: Sequence[Message], weight: Callable[[str], float] | None = None,
-                    max_terms: int = 6) -> str:
+                    max_terms: int = 6, known: Container[str] | None = None) -> str:
     """The standalone form of a follow-up: ``query (referring to <the previous turn's subject terms>)``; other
     questions unchanged. The previous turn's standalone form already carries its own subject, so the chain's
     topic survives every turn while the weight cap keeps the rewrite short."""
     q = query.strip()
     if not history or not q or not is_follow_up(q):
         return q
-    terms = subject_terms(previous_query(history), q, weight, max_terms)
+    terms = subject_terms(previous_query(history), q, weight, max_terms, known)
     return f"{q} (referring to {' '.join(terms)})" if terms else q

@@ -229,3 +229,17 @@ def test_subject_terms_leave_out_the_code_the_follow_up_swaps():
     assert subject_terms(prev, "And a P3?") == ["walk", "round", "check", "finds", "defect", "repaired"]
     # A follow-up without a code of that family keeps it (the first six words, without weights).
     assert subject_terms(prev, "And on a Sunday?") == ["walk", "round", "check", "finds", "p2", "defect"]
+
+
+def test_subject_terms_carry_only_words_the_documents_know():
+    prev = "How much does the Long Stay car park cost for one day if I just turn up?"
+    known = {"long", "stay", "car", "park", "cost", "day"}
+    # "turn" is in no readable document: carried, it matches no passage and (by IDF) would weigh the most
+    # ("long" is a question-form word: "how long")
+    assert subject_terms(prev, "And for a week?") == ["stay", "car", "park", "cost", "day", "turn"]
+    assert subject_terms(prev, "And for a week?", known=known) == ["stay", "car", "park", "cost", "day"]
+    # a word with a digit is an identifier or amount: kept whatever the documents say
+    assert subject_terms("What is the P2 target for 2026?", "And for P3?", known=set()) == ["2026"]
+    h = [Message("user", prev, {"query": prev}), Message("assistant", "£19.00 [1]")]
+    assert rewrite_subject("And for a week?", h, known=known) == \
+        "And for a week? (referring to stay car park cost day)"
