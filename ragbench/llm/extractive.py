@@ -283,7 +283,7 @@ class ExtractiveChatModel(ChatModel):
         if not by_text:
             return REFUSAL_MESSAGE
         ranked = sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
-        chosen = self._select(ranked, terms, weight)
+        chosen = self._select(ranked, terms, weight, parts)
         chosen.sort(key=lambda c: (c.n, c.index))
         out = []
         for pick in chosen:
@@ -297,10 +297,13 @@ class ExtractiveChatModel(ChatModel):
         return " ".join(out)
 
     def _select(self, ranked: Sequence[_Candidate], terms: Sequence[str],
-                weight: Callable[[str], float]) -> list[_Candidate]:
+                weight: Callable[[str], float], parts: Sequence[str] = ()) -> list[_Candidate]:
         """The best sentence, then (up to ``max_sentences``) those scoring ≥ ``sentence_ratio`` × the best, or
         from another passage adding ≥ ``min_gain`` of the question's weight not yet covered while scoring ≥
-        ``gain_ratio`` × the best (maximal marginal coverage: the second half of a two-part question)."""
+        ``gain_ratio`` × the best (maximal marginal coverage: the second half of a two-part question). Then, for
+        each of several ``parts`` whose answer type no chosen sentence holds, the best sentence that holds it and
+        shares a term with the part, when it scores ≥ ``gain_ratio`` × the best (one more than ``max_sentences``
+        at most)."""
         chosen = [ranked[0]]
         covered = set(ranked[0].evidence)
         total = sum(weight(t) for t in terms) or 1.0
@@ -321,7 +324,26 @@ class ExtractiveChatModel(ChatModel):
                 break
             chosen.append(pick)
             covered |= pick.evidence
+        if len(parts) > 1:
+            self._complete_parts(chosen, ranked, parts, best)
         return chosen
+
+    def _complete_parts(self, chosen: list[_Candidate], ranked: Sequence[_Candidate], parts: Sequence[str],
+                        best: float) -> None:
+        """Add, per part of a multi-part question that asks for a kind of answer (a sum, a date, a person) no
+        chosen sentence holds, the best-scored sentence holding it that shares a term with that part: "What is the
+        salary range for grade Q6, and what notice period applies?" had been answered with two notice rows."""
+        for part in parts:
+            if len(chosen) > self.max_sentences:
+                break
+            kind = expected_type(part)
+            if kind is None or any(has_type(c.sentence, kind, part) for c in chosen):
+                continue
+            own = salient_terms(part)
+            pick = next((c for c in ranked if c not in chosen and c.score >= self.gain_ratio * best
+                         and has_type(c.sentence, kind, part) and any(t in c.evidence for t in own)), None)
+            if pick is not None:
+                chosen.append(pick)
 
     def _cosines(self, question: str, sentences: Sequence[str]) -> list[float]:
         if self.embedder is None or self.semantic_weight == 0:

@@ -279,3 +279,23 @@ def test_a_multi_part_question_reads_max_passages_for_each_part():
     assert ask(model, q, passages) == \
         "Full-time staff get 25 days of annual leave a year. [1] Your line manager signs off your expenses within " \
         "5 days. [4]"
+
+
+def test_each_part_that_asks_for_a_kind_of_answer_gets_a_sentence_holding_it():
+    # The two best sentences share the question's words but hold no sum: the first part asks "what salary range"
+    # (money), so the best sentence with a sum that shares a term with that part is added (one over the cap).
+    q = "What is the salary range for grade 6, and what notice period applies to that grade?"
+    passages = [Passage(1, "Notice periods: staff on grades 6 to 8 give two months of notice, and grade 6 staff on "
+                           "probation give one week.", 1.0),
+                Passage(2, "The salary range for grades 6 to 8 is reviewed every April by the pay committee.", 0.9),
+                Passage(3, "Grade 6 is paid £32,140 to £36,820 a year.", 0.7),
+                Passage(4, "The canteen sells lunch for £4.50.", 0.6)]
+    model = ExtractiveChatModel(max_sentences=2, sentence_ratio=0.7)
+    two = ("Notice periods: staff on grades 6 to 8 give two months of notice, and grade 6 staff on probation give one "
+           "week. [1] The salary range for grades 6 to 8 is reviewed every April by the pay committee. [2]")
+    assert ask(model, q, passages) == f"{two} Grade 6 is paid £32,140 to £36,820 a year. [3]"
+    # A sum that shares no term with the part is not its answer; one question asks one thing: nothing is added.
+    assert ask(model, q, passages[:2] + passages[3:]) == two
+    assert ask(model, "What notice period applies to grade 6 and to grade 7?", passages[:3]) == \
+        "Notice periods: staff on grades 6 to 8 give two months of notice, and grade 6 staff on probation give one " \
+        "week. [1]"
