@@ -35,7 +35,7 @@ import numpy as np
 from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type
 from ..llm.parts import split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, graded_codes, is_number, salient_terms, stem,
-                           term_set, words)
+                           term_set, without_exclusions, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS, tokenize
@@ -285,8 +285,10 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # off can I have?") describes the asker, not what is asked: coverage counts what is asked.
     setting, asking = split_setting(question)
     told = set(salient_terms(setting)) - set(salient_terms(asking))
+    # Nor does a clause the question sets aside ("…, not counting bank holidays?", "instead of coming in").
+    aside = told | (own - set(salient_terms(without_exclusions(question))))
     # Unless nothing would be left to cover: then the setting is all there is to go on.
-    skipped = told if any(weights(t) > 0 for t in terms if t not in told) else set()
+    skipped = aside if any(weights(t) > 0 for t in terms if t not in aside) else set()
 
     def weight(t: str) -> float:
         return 0.0 if t in skipped else weights(t) * (1.0 if t in own else 0.5)

@@ -322,12 +322,24 @@ def _do_verbs(tokens: Sequence[str]) -> set[int]:
     return out
 
 
+#: A clause the question sets aside ("…, not counting bank holidays?", "instead of in a hotel"): up to the clause end.
+_EXCLUDED = re.compile(r"\b(?:not\s+(?:counting|including)|excluding|except(?:\s+for)?|apart\s+from|other\s+than"
+                       r"|rather\s+than|instead\s+of)\b[^?.!,;:]*", re.IGNORECASE)
+
+
+def without_exclusions(question: str) -> str:
+    """``question`` without the clauses it sets aside: "How many days off do I get, not counting bank holidays?"
+    does not ask about bank holidays, so an answer about public holidays answers no sibling of it."""
+    return _EXCLUDED.sub(" . ", question)
+
+
 def modifier_pairs(question: str) -> list[tuple[str, str]]:
     """Adjacent (modifier, head) content-word pairs of a question, stemmed (``bereavement leave`` →
     ``("bereav", "leave")``); a word right after a pronoun, auxiliary or question word is taken for a verb and
     skipped, as is the verb of a do-support clause ("does the box office *open*"), and hyphenated compounds are
-    left to :func:`conflicts`' compound rule."""
-    tokens = [t.lower() for t in _HYPHENATED.findall(_POSSESSIVE.sub("", question))]
+    left to :func:`conflicts`' compound rule. A clause the question sets aside has no pairs
+    (:func:`without_exclusions`)."""
+    tokens = [t.lower() for t in _HYPHENATED.findall(_POSSESSIVE.sub("", without_exclusions(question)))]
     verbs = _do_verbs(tokens)
     out = []
     for i, (a, b) in enumerate(zip(tokens, tokens[1:])):
@@ -351,6 +363,7 @@ def conflicts(question: str, evidence: str, modifiers: bool = True) -> list[str]
     only the code and compound rules: without part-of-speech tags a verb can pass for a modifier ("my dog
     *keep* the cone"), so the modifier rule is a ranking signal, not a reason to refuse."""
     out: list[str] = []
+    question = without_exclusions(question)
     ev_codes, asked_codes = codes(evidence), codes(question)
     for prefix, number in sorted(asked_codes):
         if (prefix, number) in ev_codes or prefix in STOP_WORDS:

@@ -295,6 +295,26 @@ def test_coverage_counts_what_is_asked_not_the_askers_setting():
     assert r.coverage == pytest.approx(w("dog") / (w("dog") + wo + wn)) and not r.answerable
 
 
+def test_a_clause_the_question_sets_aside_is_neither_covered_nor_a_sibling():
+    """"…, not counting bank holidays?" does not ask about bank holidays: its words weigh nothing in coverage, and
+    "public holidays" in the answer is no sibling of them."""
+    from ragbench.llm.signals import conflicts, without_exclusions
+
+    q = "How many days of leave do I get each year, not counting bank holidays?"
+    assert without_exclusions(q) == "How many days of leave do I get each year,  . ?"
+    assert without_exclusions("Can I work from my kitchen table instead of coming in?") == \
+        "Can I work from my kitchen table  . ?"
+    said = ["Staff receive 26 days of leave each year plus the public holidays."]
+    assert conflicts(q.replace(", not counting", " and"), said[0]) == ["bank holiday≠public holiday"]
+    assert conflicts(q, said[0]) == []
+    w = TermWeights.from_texts([said[0], OFFICE])
+    r = assess(q, q, said, [], w, None, 1.0, 1.0)
+    assert (r.coverage, r.conflicts) == (1.0, ())
+    # Asked about, "bank" is a word no document holds: coverage falls.
+    plain = "How many days of bank holiday leave do I get each year?"
+    assert assess(plain, plain, said, [], w, None, 1.0, 1.0).coverage < 1.0
+
+
 def test_a_multi_part_question_is_answered_when_one_part_is():
     """The whole two-part question covers too little (the second part asks about something the staff member cannot
     read), its first part is covered in full: a partial answer, the unanswered part named in the JSON."""
