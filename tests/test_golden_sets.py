@@ -1,6 +1,6 @@
-"""The second to tenth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to eleventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
-data/golden_sorrelby): each loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up
+data/golden_sorrelby, data/golden_westerby): each loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up
 chains and injection documents are as written."""
 from __future__ import annotations
 
@@ -106,6 +106,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-tickets": 4, "c-shift": 4, "c-leave": 3, "c-access": 3, "c-lodestar": 3},
         forum=("pub-forum-thread", "[3][6]"), ticket=("cs-complaint-sb-25-0619", "[5] and [9]"),
         answerable_injected={"s010": "pub-forum-thread", "s030": "cs-complaint-sb-25-0619"}),
+    "golden_westerby": dict(
+        documents=40, questions=98, answerable=73, qrels=83,
+        principals=["wz-ceo", "wz-education", "wz-finance", "wz-hr", "wz-keeper", "wz-manager", "wz-public",
+                    "wz-staff", "wz-trustee", "wz-vet", "wz-volunteer"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 10, C.INTERNAL: 21, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-passes": 4, "c-escape": 4, "c-sick": 3, "c-quarantine": 3, "c-monsoon": 3},
+        forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-wz-25-1187", "[4] and [7]"),
+        answerable_injected={"w010": "pub-forum-thread", "w030": "cs-complaint-wz-25-1187"}),
 }
 
 
