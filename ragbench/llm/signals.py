@@ -588,14 +588,37 @@ def range_conflicts(question: str, sentence: str) -> list[str]:
 def amount_terms_met(question: str, evidence: str) -> set[str]:
     """The terms of the question's quantity ("400", "000" of "£400,000"; "15", "cent" of "15 per cent") when
     ``evidence`` states a band of the same unit that holds it ("Up to £1 million: …"): the quantity is answered,
-    though its digits are not repeated."""
+    though its digits are not repeated. Likewise an asked age inside an age band (:func:`age_terms_met`)."""
+    out = age_terms_met(question, evidence)
     asked = asked_amount(question)
     if asked is None:
-        return set()
+        return out
     unit, wanted = asked
     if not any(u == unit and not _disjoint(wanted, b) for u, b in _bands(evidence)):
-        return set()
-    return {t for m in _quantities(question) if _measure(m)[0] == unit for t in term_set(m.group())}
+        return out
+    return out | {t for m in _quantities(question) if _measure(m)[0] == unit for t in term_set(m.group())}
+
+
+_NUMBER_NAMES = {w: i for i, w in enumerate("""zero one two three four five six seven eight nine ten eleven twelve
+    thirteen fourteen fifteen sixteen seventeen eighteen nineteen""".split())}
+#: An age the question names ("my eight-year-old", "a 12 year old"); not the end of a range ("15 to 19-year-olds").
+_AGE_ASKED = re.compile(r"(?<!to )(?<!and )\b(\d{1,2}|" + "|".join(_NUMBER_NAMES) + r")[- ]year[- ]old\b",
+                        re.IGNORECASE)
+#: An age band as price lists and rules write it: "Child (3 to 15)", "(aged 12–17)".
+_AGE_BAND = re.compile(r"\(\s*(?:aged\s+|ages\s+)?(\d{1,2})\s*(?:to|-|–)\s*(\d{1,2})\s*\)", re.IGNORECASE)
+
+
+def age_terms_met(question: str, evidence: str) -> set[str]:
+    """The terms of an age the question names ("eight", "year", "old" of "my eight-year-old") when ``evidence``
+    states an age band that holds it ("Child (3 to 15) | £48"): the row answers that age."""
+    bands = [(int(a), int(b)) for a, b in _AGE_BAND.findall(evidence)]
+    out: set[str] = set()
+    for m in _AGE_ASKED.finditer(question) if bands else ():
+        word = m.group(1).lower()
+        age = int(word) if word.isdigit() else _NUMBER_NAMES[word]
+        if any(a <= age <= b for a, b in bands):
+            out |= term_set(m.group())
+    return out
 
 
 # ------------------------------------------------------------------------------------------ headings

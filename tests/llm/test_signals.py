@@ -255,3 +255,16 @@ def test_lists_and_ranges_of_graded_codes_name_each_member():
     assert conflicts("How many days of leave on Band 2?", "Bands 1 to 4 | 25 days", modifiers=False) == []
     assert conflicts("How many days of leave on Band 5?", "Bands 1 to 4 | 25 days", modifiers=False) == \
         ["band5≠band1"]
+
+
+def test_an_asked_age_inside_an_age_band_is_answered():
+    from ragbench.llm.signals import age_terms_met, amount_terms_met
+
+    row = "Child (3 to 15) | £48 |"
+    assert age_terms_met("And one for my eight-year-old?", row) == {"eight", "year", "old"}
+    assert amount_terms_met("What about my 12 year old?", "Young person (aged 12–17) | £3.40 |") == \
+        {"12", "year", "old"}
+    # outside the band, no band at all, or the end of an asked range: nothing is met
+    assert age_terms_met("And one for my 16-year-old?", row) == set()
+    assert age_terms_met("And one for my eight-year-old?", "Children go free with a paying adult.") == set()
+    assert age_terms_met("How much is a workshop for 15 to 19-year-olds?", "Seniors (15 to 19) | £108 |") == set()
