@@ -15,7 +15,10 @@ All of these are corpus-independent text rules (no list of this or that organisa
   asked qualifier itself is absent from the evidence;
 * **amount ranges** (:func:`range_conflicts`) — the question names a quantity ("a contract worth £400,000", "once
   it's over €12,000", "a 15 per cent discount") and a sentence states a band of the same unit that excludes it
-  ("Up to £250,000: …", "Up to 10 per cent: …"): the rule for another amount;
+  ("Up to £250,000: …", "Up to 10 per cent: …"): the rule for another amount; an asked amount or age inside a band
+  ("Child (3 to 15)" for "my eight-year-old") is answered (:func:`amount_terms_met`);
+* **clauses set aside** (:func:`without_exclusions`) — "…, not counting bank holidays?" asks nothing about bank
+  holidays: such a clause makes no qualifier (and weighs nothing in the answerability check's coverage);
 * **headings** — the Markdown headings a position in a document sits under (:func:`heading_trail`).
 """
 from __future__ import annotations
