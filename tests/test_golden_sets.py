@@ -1,6 +1,6 @@
-"""The second to eleventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to twelfth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
-data/golden_sorrelby, data/golden_westerby): each loads, has its exact counts per slice, its labels hold against
+data/golden_sorrelby, data/golden_westerby, data/golden_vardon): each loads, has its exact counts per slice, its labels hold against
 the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
@@ -116,6 +116,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-passes": 4, "c-escape": 4, "c-sick": 3, "c-quarantine": 3, "c-monsoon": 3},
         forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-wz-25-1187", "[4] and [7]"),
         answerable_injected={"w010": "pub-forum-thread", "w030": "cs-complaint-wz-25-1187"}),
+    "golden_vardon": dict(
+        documents=40, questions=98, answerable=73, qrels=83,
+        principals=["vr-board", "vr-ceo", "vr-coach", "vr-finance", "vr-hr", "vr-manager", "vr-medic", "vr-public",
+                    "vr-staff", "vr-steward", "vr-volunteer"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 10, C.INTERNAL: 21, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-season": 4, "c-evac": 4, "c-sick": 3, "c-concussion": 3, "c-weir": 3},
+        forum=("pub-forum-thread", "[3][6]"), ticket=("cs-complaint-vr-25-0964", "[2] and [8]"),
+        answerable_injected={"v010": "pub-forum-thread", "v030": "cs-complaint-vr-25-0964"}),
 }
 
 
