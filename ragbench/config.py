@@ -153,6 +153,10 @@ class AnswerConfig:
     min_embedding_support: float = 0.5
     extractive_max_sentences: int = 2
     extractive_sentence_ratio: float = 0.7
+    # Then up to this many more sentences from passages the answer already quotes, scoring ≥ the ratio × the best
+    # sentence (they add no citation; benchmarks/answer_reader.py chooses both, docs/answers.md).
+    extractive_same_passage_sentences: int = 2
+    extractive_same_passage_ratio: float = 0.4
     extractive_min_relevance: float = 0.0
     extractive_semantic: bool = True
     # Answerability (ragbench.answer.answerability): refuse "unanswerable-question" when the reply holds no answer
@@ -355,6 +359,7 @@ FIELD_RANGES.update({
     "answer.top_k": "[1, inf)", "answer.min_support_sentence": "[0, 1]", "answer.min_support_ratio": "[0, 1]",
     "answer.candidate_k": "[1, inf)", "answer.rerank_depth": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
+    "answer.extractive_same_passage_sentences": "[0, inf)", "answer.extractive_same_passage_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
     "answer.judge_min_yes": "[0, 1]", "answer.judge_min_yes_restricted": "[0, 1]",
     "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",

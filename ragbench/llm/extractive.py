@@ -133,7 +133,8 @@ class ExtractiveChatModel(ChatModel):
                  sentence_ratio: float = 0.5, min_relevance: float = 0.0, embedder: Any = None,
                  semantic_weight: float = 1.0, min_sentence_tokens: int = 2, model_id: str | None = None,
                  type_penalty: float = 0.5, skip_headings: bool = True, conflict_penalty: float = 0.25,
-                 carried_weight: float = 0.5, min_gain: float = 0.25, gain_ratio: float = 0.4) -> None:
+                 carried_weight: float = 0.5, min_gain: float = 0.25, gain_ratio: float = 0.4,
+                 same_passage_sentences: int = 0, same_passage_ratio: float = 0.5) -> None:
         self.max_passages = max_passages
         self.passage_ratio = passage_ratio
         self.max_sentences = max_sentences
@@ -149,6 +150,8 @@ class ExtractiveChatModel(ChatModel):
         self.carried_weight = carried_weight
         self.min_gain = min_gain
         self.gain_ratio = gain_ratio
+        self.same_passage_sentences = same_passage_sentences
+        self.same_passage_ratio = same_passage_ratio
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
@@ -159,12 +162,15 @@ class ExtractiveChatModel(ChatModel):
         return f"extractive-v1+{getattr(self.embedder, 'model_id', type(self.embedder).__name__)}"
 
     def _check(self) -> None:
+        if self.same_passage_sentences < 0:
+            raise ConfigError(f"same_passage_sentences must be ≥ 0, found {self.same_passage_sentences}. "
+                              "Fix: pass 0 (off) or a positive integer.")
         if self.max_passages < 1 or self.max_sentences < 1 or self.min_sentence_tokens < 1:
             raise ConfigError(f"max_passages, max_sentences and min_sentence_tokens must be ≥ 1, found "
                               f"{self.max_passages}, {self.max_sentences}, {self.min_sentence_tokens}. "
                               "Fix: pass positive integers.")
         for name in ("passage_ratio", "sentence_ratio", "type_penalty", "conflict_penalty", "carried_weight",
-                     "min_gain", "gain_ratio"):
+                     "min_gain", "gain_ratio", "same_passage_ratio"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise ConfigError(f"{name} must be in [0, 1], found {v}. Fix: pass a fraction.")
@@ -303,7 +309,8 @@ class ExtractiveChatModel(ChatModel):
         ``gain_ratio`` × the best (maximal marginal coverage: the second half of a two-part question). Then, for
         each of several ``parts`` whose answer type no chosen sentence holds, the best sentence that holds it and
         shares a term with the part, when it scores ≥ ``gain_ratio`` × the best (one more than ``max_sentences``
-        at most)."""
+        at most). Last, up to ``same_passage_sentences`` more from passages already quoted, scoring ≥
+        ``same_passage_ratio`` × the best: they cite nothing new."""
         chosen = [ranked[0]]
         covered = set(ranked[0].evidence)
         total = sum(weight(t) for t in terms) or 1.0
@@ -326,6 +333,11 @@ class ExtractiveChatModel(ChatModel):
             covered |= pick.evidence
         if len(parts) > 1:
             self._complete_parts(chosen, ranked, parts, best)
+        # An answer often spans neighbouring rows or list items of one passage ("The appeal was heard on …" and
+        # "The appeal was not upheld."); another sentence of a passage already quoted adds no citation.
+        quoted = {c.n for c in chosen}
+        extra = [c for c in ranked if c not in chosen and c.n in quoted and c.score >= self.same_passage_ratio * best]
+        chosen.extend(extra[: self.same_passage_sentences])
         return chosen
 
     def _complete_parts(self, chosen: list[_Candidate], ranked: Sequence[_Candidate], parts: Sequence[str],

@@ -22,6 +22,8 @@ def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: 
         defaults: dict[str, Any] = {
             "extractive": {"max_sentences": cfg.extractive_max_sentences,
                            "sentence_ratio": cfg.extractive_sentence_ratio,
+                           "same_passage_sentences": cfg.extractive_same_passage_sentences,
+                           "same_passage_ratio": cfg.extractive_same_passage_ratio,
                            "min_relevance": cfg.extractive_min_relevance,
                            "embedder": embedder if cfg.extractive_semantic else None},
             "openai": {"base_url": cfg.llm_base_url, "model": cfg.llm_model, "timeout": cfg.llm_timeout,

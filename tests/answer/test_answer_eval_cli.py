@@ -206,7 +206,7 @@ def test_a_contract_amount_is_answered_from_the_band_that_holds_it(golden):
     q = golden.question("g030")
     a = svc.answer(q.question, q.asked_by)
     assert not a.refused and a.cited_doc_ids == ["legal-signature-authority"]
-    assert a.answer.startswith("Up to £1 million: the Chief Financial Officer or the Chief Executive Officer. [1]")
+    assert "Up to £1 million: the Chief Financial Officer or the Chief Executive Officer. [1]" in a.answer
     assert "£250,000" not in a.answer and "£25,000" not in a.answer
     assert a.answerability is not None and a.answerability.answerable
     # 400 and 000 (the amount) count as covered: sign, contract, ferrowick and the amount of the six terms.

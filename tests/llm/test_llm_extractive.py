@@ -37,6 +37,30 @@ def test_lower_ratio_adds_sentences_in_context_order_and_strips_document_markers
         "Employees get 25 paid leave days. [1]"
 
 
+def test_more_sentences_from_a_passage_already_quoted():
+    # Terms {outcom, appeal, case, 44}, weight 1 each. The heard-on sentence covers 3/4 → (0.75 + 0.05) × 1.0 = 0.80;
+    # "The appeal outcome: not upheld." 2/4 → 0.55 × 1.0 = 0.55; passage 2's sentence 3/4 → 0.80 × (0.4 + 0.6 × 0.9)
+    # = 0.752. With one sentence allowed, the extra one must come from passage 1, already cited: 0.55 ≥ 0.5 × 0.80,
+    # though passage 2's sentence scores higher (it would cite a new passage).
+    q = "What was the outcome of the appeal in case 44?"
+    passages = [Passage(1, "The appeal in case 44 was heard on 26 August by the chief operating officer. The appeal "
+                           "outcome: not upheld. The canteen opens at noon.", 1.0),
+                Passage(2, "An appeal in case 44 must be lodged within 10 days.", 0.9)]
+    heard = "The appeal in case 44 was heard on 26 August by the chief operating officer. [1]"
+    assert ask(ExtractiveChatModel(max_sentences=1), q, passages) == heard
+    assert ask(ExtractiveChatModel(max_sentences=1, same_passage_sentences=1), q, passages) == \
+        f"{heard} The appeal outcome: not upheld. [1]"
+    # 0.55 < 0.9 × 0.80: not near enough; the canteen sentence shares no term with the question, whatever the ratio.
+    assert ask(ExtractiveChatModel(max_sentences=1, same_passage_sentences=1, same_passage_ratio=0.9), q,
+               passages) == heard
+    assert ask(ExtractiveChatModel(max_sentences=1, same_passage_sentences=2, same_passage_ratio=0.0), q,
+               passages) == f"{heard} The appeal outcome: not upheld. [1]"
+    with pytest.raises(ConfigError, match="same_passage_sentences"):
+        ask(ExtractiveChatModel(same_passage_sentences=-1), q, passages)
+    with pytest.raises(ConfigError, match="same_passage_ratio"):
+        ask(ExtractiveChatModel(same_passage_ratio=1.5), q, passages)
+
+
 def test_uses_the_actual_question_not_the_whole_prompt():
     prompt = f"CONTEXT:\n[1] {P1.text}\nQUESTION:\nWhen does the office open?"
     # The seed took the whole prompt as the question; every context word then matched S1.
@@ -142,6 +166,7 @@ def test_factory():
 
     m = make_chat_model(AnswerConfig(), embedder=ConceptEmbedder())
     assert (m.max_sentences, m.sentence_ratio, m.embedder is not None) == (2, 0.7, True)
+    assert (m.same_passage_sentences, m.same_passage_ratio) == (2, 0.4)
     assert make_chat_model(AnswerConfig(extractive_semantic=False), embedder=ConceptEmbedder()).embedder is None
     with pytest.raises(ConfigError):
         make_chat_model("gpt-magic")
