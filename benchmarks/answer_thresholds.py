@@ -10,20 +10,24 @@ question: for the whole question and for every part, as the service does). The p
 0.20–0.94 step 0.02) is searched on each set alone, on all pooled and, with three or more sets, on all but one
 (reported on the one left out), with g at its configured value, for the share
 of questions *handled right* (a should-refuse question refused, an answerable one answered with its golden fact;
-``--objective refusal`` for plain refusal accuracy, which counts a wrong answer as right); every pair reaching the
+``--objective refusal`` for plain refusal accuracy, which counts a wrong answer as right; ``--objective balanced``
+for the mean of the two sides' shares, should-refuse questions refused and answerable ones answered with their
+fact); every pair reaching the
 best value is a choice (small sets have flat optima), and each is reported on every set. Then g (0 = off, 0.05–0.6
 step 0.05) is chosen on each set at that set's chosen pairs and reported on the other.
 ``--ranks`` adds where dense retrieval puts the first chunk holding an answerable question's fact (top 1 / top 5,
 per slice).
 
-    python benchmarks/answer_thresholds.py --data data/golden data/golden_alderbrook [--objective refusal] [--ranks]
+    python benchmarks/answer_thresholds.py --data data/golden data/golden_alderbrook [--objective refusal|balanced] \
+        [--ranks] [--save-rows rows.json | --rows rows.json]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import shelve
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, MutableMapping
 
 import numpy as np
@@ -103,7 +107,16 @@ def handled(rows: list[Row], c: float, s: float, g: float = GAP) -> float:
                           for r in rows]))
 
 
-OBJECTIVES: dict[str, Callable[..., float]] = {"handled": handled, "refusal": accuracy}
+def balanced(rows: list[Row], c: float, s: float, g: float = GAP) -> float:
+    """Handled right with both sides weighing the same: the mean of the share of should-refuse questions refused
+    and the share of answerable questions answered with their fact (each set has about three answerable questions
+    for every one to refuse, so plain handled right favours answering)."""
+    refuse = [refused(r, c, s, g) for r in rows if r.should_refuse]
+    answer = [not refused(r, c, s, g) and r.fact for r in rows if not r.should_refuse]
+    return float(np.mean([np.mean(refuse) if refuse else 1.0, np.mean(answer) if answer else 1.0]))
+
+
+OBJECTIVES: dict[str, Callable[..., float]] = {"handled": handled, "refusal": accuracy, "balanced": balanced}
 
 
 def choose(rows: list[Row], objective: Callable[..., float]) -> list[tuple[float, float]]:
@@ -164,15 +177,25 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a config override for every run (e.g. answer.rerank=llama)")
     ap.add_argument("--rerank-cache", metavar="PATH", help="keep the reranker's scores in this shelve file")
+    ap.add_argument("--save-rows", metavar="PATH", help="also write every question's signals here (JSON)")
+    ap.add_argument("--rows", metavar="PATH", help="reuse signals written by --save-rows instead of answering")
     args = ap.parse_args()
     objective = OBJECTIVES[args.objective]
     overrides = parse_sets(args.set)
-    cache = shelve.open(args.rerank_cache) if args.rerank_cache else None
-    try:
-        sets = {d: features(d, overrides, cache) for d in args.data}
-    finally:
-        if cache is not None:
-            cache.close()
+    if args.rows:
+        saved = json.loads(Path(args.rows).read_text(encoding="utf-8"))
+        sets = {d: [Row(**{**r, "parts": tuple(tuple(p) for p in r["parts"])}) for r in rows]
+                for d, rows in saved.items()}
+    else:
+        cache = shelve.open(args.rerank_cache) if args.rerank_cache else None
+        try:
+            sets = {d: features(d, overrides, cache) for d in args.data}
+        finally:
+            if cache is not None:
+                cache.close()
+    if args.save_rows:
+        Path(args.save_rows).write_text(json.dumps({d: [asdict(r) for r in rows] for d, rows in sets.items()}),
+                                        encoding="utf-8")
     chosen = {d: choose(rows, objective) for d, rows in sets.items()}
     chosen["all pooled"] = choose([r for rows in sets.values() for r in rows], objective)
     if len(sets) > 2:  # leave one set out: chosen on the others pooled, reported on it
