@@ -123,10 +123,11 @@ class ExtractiveChatModel(ChatModel):
     ``cos`` is the cosine of question and sentence embeddings (only with an ``embedder``); its score is
     ``(r + 0.05) × (0.4 + 0.6 × passage score / best score)``. Sentences need ``r ≥ min_relevance`` (and a
     positive ``r``) and ``min_sentence_tokens`` content words; at most ``max_sentences`` sentences scoring ≥
-    ``sentence_ratio`` × the best are emitted in context order. Passages that carry prompt-injection text
-    (instructions addressed to an AI) are never quoted; with ``skip_headings`` neither are headings nor sentences
-    ending in "?"; a sentence without an answer of the question's :func:`expected_type` has its score multiplied
-    by ``type_penalty`` (1 switches that off).
+    ``sentence_ratio`` × the best are emitted in context order, plus up to ``same_passage_sentences`` more from
+    passages already quoted that score ≥ ``same_passage_ratio`` × the best (see :meth:`_select`). Passages that
+    carry prompt-injection text (instructions addressed to an AI) are never quoted; with ``skip_headings`` neither
+    are headings nor sentences ending in "?"; a sentence without an answer of the question's
+    :func:`expected_type` has its score multiplied by ``type_penalty`` (1 switches that off).
     """
 
     def __init__(self, max_passages: int = 5, passage_ratio: float = 0.35, max_sentences: int = 3,
