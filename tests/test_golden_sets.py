@@ -1,7 +1,7 @@
 """The second to twelfth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
-data/golden_sorrelby, data/golden_westerby, data/golden_vardon): each loads, has its exact counts per slice, its labels hold against
-the ACLs, and its follow-up chains and injection documents are as written."""
+data/golden_sorrelby, data/golden_westerby, data/golden_vardon): each loads, has its exact counts per slice, its
+labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
