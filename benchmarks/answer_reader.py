@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -28,8 +30,11 @@ from ragbench.config import AnswerConfig, with_overrides
 from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store, score_answers
 from ragbench.eval.golden import load_golden
 
+sys.path.insert(0, os.path.dirname(__file__))
+from answer_thresholds import ties
+
 DEFAULT_GRID: dict[str, list[Any]] = {"answer.extractive_max_sentences": [1, 2, 3, 4],
-                "answer.extractive_sentence_ratio": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]}
+                                      "answer.extractive_sentence_ratio": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]}
 MEASURES = ("RefusalAccuracy", "HandledRight", "CitationPrecision", "AnyCorrectCitation", "FactInAnswer")
 
 
@@ -74,21 +79,20 @@ def run_set(data: str, axes: dict[str, list[Any]]) -> dict[str, Any]:
     return out
 
 
-def pooled(results: dict[str, dict[str, Any]], sets: list[str], pair: str, measure: str) -> float:
-    s = sum(results[d][pair][measure][0] for d in sets)
-    n = sum(results[d][pair][measure][1] for d in sets)
+def pooled(results: dict[str, dict[str, Any]], sets: list[str], point: str, measure: str) -> float:
+    """``measure`` at ``point`` over ``sets``, pooled by question counts."""
+    s = sum(results[d][point][measure][0] for d in sets)
+    n = sum(results[d][point][measure][1] for d in sets)
     return s / n if n else float("nan")
 
 
 def choose(results: dict[str, dict[str, Any]], sets: list[str], min_precision: float) -> list[str]:
     """The points with the most questions handled right pooled over ``sets``, among those whose citation
     precision reaches ``min_precision`` on each of them (every point when none does)."""
-    pairs = list(results[sets[0]])
-    ok = [p for p in pairs if all(results[d][p]["CitationPrecision"][0] / results[d][p]["CitationPrecision"][1]
-                                  >= min_precision for d in sets)] or pairs
-    score = {p: sum(results[d][p]["HandledRight"][0] for d in sets) for p in ok}
-    best = max(score.values())
-    return [p for p in ok if score[p] == best]
+    every = list(results[sets[0]])
+    ok = [p for p in every
+          if all(pooled(results, [d], p, "CitationPrecision") >= min_precision for d in sets)] or every
+    return ties({p: pooled(results, sets, p, "HandledRight") for p in ok})
 
 
 def main() -> None:
@@ -96,7 +100,7 @@ def main() -> None:
     ap.add_argument("--data", nargs="+", default=["data/golden", "data/golden_alderbrook"], help="golden folders")
     ap.add_argument("--min-precision", type=float, default=0.85, help="citation precision every set must keep")
     ap.add_argument("--jobs", type=int, default=1, help="sets answered in parallel")
-    ap.add_argument("--out", metavar="PATH", help="also write the per-set, per-pair counts here (JSON)")
+    ap.add_argument("--out", metavar="PATH", help="also write the per-set, per-point counts here (JSON)")
     ap.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,…",
                     help="an axis of the grid (repeatable; default: max_sentences × sentence_ratio)")
     ap.add_argument("--results", metavar="PATH", help="reuse counts written by --out instead of answering")
@@ -114,23 +118,22 @@ def main() -> None:
     defaults = AnswerConfig()
     shipped = label({k: getattr(defaults, k.split(".", 1)[1]) for k in axes})
     print(json.dumps({"axes": list(axes), "shipped": shipped}))
-    for pair in results[sets[0]]:
-        print(json.dumps({"point": pair, **{k: round(pooled(results, sets, pair, k), 4) for k in MEASURES},
-                          "handled_right": int(sum(results[d][pair]["HandledRight"][0] for d in sets)),
-                          "min_citation_precision": round(min(results[d][pair]["CitationPrecision"][0]
-                                                              / results[d][pair]["CitationPrecision"][1]
+    for point in results[sets[0]]:
+        print(json.dumps({"point": point, **{k: round(pooled(results, sets, point, k), 4) for k in MEASURES},
+                          "handled_right": int(sum(results[d][point]["HandledRight"][0] for d in sets)),
+                          "min_citation_precision": round(min(pooled(results, [d], point, "CitationPrecision")
                                                               for d in sets), 4)}))
     picks = {"all pooled": choose(results, sets, args.min_precision)}
     if len(sets) > 2:
         picks.update({f"all but {d}": choose(results, [o for o in sets if o != d], args.min_precision)
                       for d in sets})
     held_out: dict[str, list[float]] = {k: [] for k in MEASURES}
-    for name, pairs in picks.items():
-        row: dict[str, Any] = {"chosen_on": name, "points": pairs, "shipped_is_a_tie": shipped in pairs}
+    for name, chosen in picks.items():
+        row: dict[str, Any] = {"chosen_on": name, "points": chosen, "shipped_is_a_tie": shipped in chosen}
         if name.startswith("all but "):
             d = name[len("all but "):]
             for k in MEASURES:  # ties: the mean over the tied points
-                v = sum(pooled(results, [d], p, k) for p in pairs) / len(pairs)
+                v = sum(pooled(results, [d], p, k) for p in chosen) / len(chosen)
                 row[k] = round(v, 4)
                 held_out[k].append(v)
             row["shipped"] = {k: round(pooled(results, [d], shipped, k), 4) for k in MEASURES}

@@ -336,9 +336,11 @@ class ExtractiveChatModel(ChatModel):
             self._complete_parts(chosen, ranked, parts, best)
         # An answer often spans neighbouring rows or list items of one passage ("The appeal was heard on …" and
         # "The appeal was not upheld."); another sentence of a passage already quoted adds no citation.
-        quoted = {c.n for c in chosen}
-        extra = [c for c in ranked if c not in chosen and c.n in quoted and c.score >= self.same_passage_ratio * best]
-        chosen.extend(extra[: self.same_passage_sentences])
+        if self.same_passage_sentences:
+            quoted = {c.n for c in chosen}
+            extra = [c for c in ranked
+                     if c not in chosen and c.n in quoted and c.score >= self.same_passage_ratio * best]
+            chosen.extend(extra[: self.same_passage_sentences])
         return chosen
 
     def _complete_parts(self, chosen: list[_Candidate], ranked: Sequence[_Candidate], parts: Sequence[str],
