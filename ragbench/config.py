@@ -174,6 +174,9 @@ class AnswerConfig:
     answerability_rarest: bool = False
     # A name or acronym of the question ("Fenwick", "LTIP") that no readable document contains is unanswerable.
     answerability_names: bool = True
+    # A name the readable documents know ("Thimble") that none of the answer's documents mention: the answer is
+    # about a sibling venue or site (off = only unknown names count).
+    answerability_known_names: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

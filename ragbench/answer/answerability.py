@@ -87,6 +87,7 @@ class PermittedTermWeights:
         self.store = store
         self._signature: str | None = None
         self._docs: list[tuple[Acl, set[str]]] = []
+        self._by_doc: dict[str, set[str]] = {}
         self._cache: dict[Principal, TermWeights] = {}
 
     def _refresh(self) -> None:
@@ -94,7 +95,9 @@ class PermittedTermWeights:
         signature = hashlib.sha256(json.dumps(rows).encode("utf-8")).hexdigest()
         if signature == self._signature:
             return
-        self._docs = [(d.acl, doc_terms(f"{d.title}\n{d.text}")) for d in self.store.documents()]
+        docs = list(self.store.documents())
+        self._by_doc = {d.doc_id: doc_terms(f"{d.title}\n{d.text}") for d in docs}
+        self._docs = [(d.acl, self._by_doc[d.doc_id]) for d in docs]
         self._cache = {}
         self._signature = signature
 
@@ -103,6 +106,14 @@ class PermittedTermWeights:
         if principal not in self._cache:
             self._cache[principal] = TermWeights.from_term_sets(t for acl, t in self._docs if acl.allows(principal))
         return self._cache[principal]
+
+    def document_terms(self, doc_ids: Iterable[str]) -> set[str]:
+        """The terms of these documents together (title and text; unknown ids add nothing)."""
+        self._refresh()
+        out: set[str] = set()
+        for doc_id in doc_ids:
+            out |= self._by_doc.get(doc_id, set())
+        return out
 
 
 def coverage_weighted(terms: Sequence[str], evidence: set[str], weight: Callable[[str], float]) -> float:
@@ -208,20 +219,34 @@ class AnswerabilityReport:
         answer it (what ``benchmarks/answer_thresholds.py`` records)."""
         return not self.answerable and _on_thresholds(self.reason)
 
+    @property
+    def splittable(self) -> bool:
+        """Refused for a reason one part of a multi-part question may not share (the thresholds, or a name the
+        answer's documents never mention), so :func:`combine_parts` may answer a part on its own."""
+        return not self.answerable and _splittable(self.reason)
+
 
 def _on_thresholds(reason: str | None) -> bool:
     return reason is not None and reason.startswith("coverage")
 
 
+def _splittable(reason: str | None) -> bool:
+    return _on_thresholds(reason) or (reason is not None and reason.startswith(ABSENT_NAME))
+
+
+ABSENT_NAME = "names "
+
+
 def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, AnswerabilityReport]]
                   ) -> AnswerabilityReport:
     """The verdict on a multi-part question ("How many of us have to go, and can the drugs stay in the car?")
-    that the whole check refused on the coverage and similarity thresholds: answered when one part is answered on
+    that the whole check refused on the coverage and similarity thresholds, or for a name the answer's documents
+    never mention (one part may ask about another venue than the other): answered when one part is answered on
     its own (a partial answer, the other parts listed in :attr:`AnswerabilityReport.unanswered_parts`), else
     refused with every part's reason. A two-part question mixes two topics, so its coverage and cosine against
     either part's sentences are low. A whole question refused for a contradiction (a missing answer type, a
     sibling qualifier, an unknown name) stays refused: its sentences would be quoted as they are."""
-    if whole.answerable or not parts or not _on_thresholds(whole.reason):
+    if whole.answerable or not parts or not _splittable(whole.reason):
         return whole
     if any(r.answerable for _, r in parts):
         return replace(whole, answerable=True, reason=None, parts=tuple(parts))
@@ -258,8 +283,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            embedder: Embedder | None = None, min_coverage: float = 0.5, min_similarity: float = 0.45,
            check_type: bool = True, matcher: WordMatcher | None = None, min_word_similarity: float = 0.6,
            check_conflicts: bool = True, min_unknown_similarity: float = 0.0,
-           check_rarest: bool = False, check_names: bool = True, similarity_route: bool = True
-           ) -> AnswerabilityReport:
+           check_rarest: bool = False, check_names: bool = True, similarity_route: bool = True,
+           document_terms: set[str] | None = None) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -269,7 +294,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     Answerable ⇔ the asked type is present, no qualifier conflicts, every *unknown* question term (one that no
     document the asker may read contains: ``ferret``, ``V3``, ``2026``) has a near-synonym in the answer with word
     cosine ≥ ``min_unknown_similarity``, and soft coverage ≥ ``min_coverage`` or similarity ≥ ``min_similarity``
-    (the latter only with ``similarity_route``)."""
+    (the latter only with ``similarity_route``). With ``document_terms`` (the terms of the documents the answer
+    quotes), a name of the question that readable documents contain but none of those documents does ("Thimble"
+    asked, the Lyric's and Corbel Hall's times quoted) makes the answer one about a sibling."""
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
@@ -331,6 +358,20 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
             if any(df.get(p, 0) == 0 and p not in answer_terms for p in parts):
                 unknown_ids.append(name)
                 seen.add(name.lower())
+    # A name the readable documents know but none of the quoted documents mention: the answer is about a sibling
+    # (another venue, depot or site) of the asked one. A name most readable documents mention is the organisation's
+    # own, implicit in each of its documents ("Tarnwell" of "How much will Tarnwell contribute …?").
+    absent: list[str] = []
+    if check_names and df is not None and document_terms is not None:
+        told_names = set(names(setting)) - set(names(asking))
+        n_docs = getattr(weights, "n_docs", 0)
+        for name in names(question):
+            if name in told_names or name.lower() in {w.lower() for w in unknown_ids + absent}:
+                continue
+            known_parts = [p for p in (stem(t) for t in tokenize(name) if len(t) > 1)
+                           if 0 < df.get(p, 0) <= n_docs / 2]
+            if any(p not in answer_terms and p not in document_terms for p in known_parts):
+                absent.append(name)
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
     # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).
     known = [t for t in terms if t in own and (df is None or df.get(t, 0) > 0) and not is_number(t)]
@@ -349,6 +390,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if missing:
         return AnswerabilityReport(cov, sim, kind, found, False, "asks about " + ", ".join(missing)
                                    + ", which no readable document mentions", **signals)
+    if absent:
+        return AnswerabilityReport(cov, sim, kind, found, False, ABSENT_NAME + ", ".join(absent)
+                                   + ", which the answer's documents never mention", **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     why = f" and similarity {sim:.2f} < {min_similarity}" if similarity_route else " (coverage decides)"

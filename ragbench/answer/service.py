@@ -550,16 +550,23 @@ class AnsweringService:
         sentences = [s.sentence.text for s in report.sentences]
         titles = list(contexts) if contexts is not None else self.sentence_contexts(report, hits)
         c = self.cfg
+        by_chunk = {h.chunk_id: h.doc_id for h in hits}
+        quoted = None
+        if c.answerability_known_names:
+            self.term_weights(who)  # builds the per-document term sets
+            assert self._term_weights is not None
+            quoted = self._term_weights.document_terms(
+                dict.fromkeys(by_chunk[s.chunk_id] for s in report.sentences if s.chunk_id in by_chunk))
 
         def check(asked: str, standalone: str) -> AnswerabilityReport:
             return assess(asked, standalone, sentences, titles, self.term_weights(who), self.embedder,
                           c.answerability_min_coverage, c.answerability_min_similarity, c.answerability_types,
                           self._matcher, c.answerability_min_word_similarity, c.answerability_conflicts,
                           c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names,
-                          similarity_route)
+                          similarity_route, quoted)
 
         whole = check(question.strip(), query)
-        parts = question_parts(query) if c.decompose and whole.on_thresholds else [query]
+        parts = question_parts(query) if c.decompose and whole.splittable else [query]
         if len(parts) < 2:
             return whole
         # The user's own wording of each part when it splits the same way (a follow-up's carried subject is on

@@ -170,8 +170,10 @@ def test_permitted_weights_count_only_readable_documents_and_follow_changes():
     assert guest("zebraquartz") == pytest.approx(math.log(2 / 0.5)) and "zebraquartz" not in staff.df
     assert staff.df["dog"] == 1 and "dog" not in guest.df
     assert weights.for_principal(STAFF) is staff  # cached
+    assert weights.document_terms(["office", "nosuch"]) == term_set("Office rules " + OFFICE)
     store.delete_document("pets")
     assert weights.for_principal(STAFF).n_docs == 1  # the store changed: recounted
+    assert weights.document_terms(["pets"]) == set()
 
 
 def _service(store, model, **cfg):
@@ -207,6 +209,25 @@ def test_service_refuses_an_answer_that_does_not_address_the_question():
     assert not off.refused and off.answerability is None and [c.doc_id for c in off.citations] == ["office"]
 
 
+def test_service_refuses_an_answer_from_documents_that_never_name_the_asked_venue():
+    venues = [Document("foh", "Lyric: ushers are called 60 minutes before curtain up. Corbel Hall: ushers are "
+                       "called 75 minutes before the start.", "Front of house", acl=Acl.make([], [], "Public")),
+              Document("hire", "The Thimble seats 138 and hires for £950 a day.", "Room hire",
+                       acl=Acl.make([], [], "Public")),
+              Document("bar", "The Lyric bar opens an hour before the show.", "Bars", acl=Acl.make([], [], "Public"))]
+    store = make_store(venues)
+    q = "How long before the start are ushers called in the Thimble?"
+    a = _service(store, FixedModel("Lyric: ushers are called 60 minutes before curtain up [1]."),
+                 restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
+    assert (a.refused, a.refusal_reason) == (True, "unanswerable-question")
+    assert a.answerability.reason == "names Thimble, which the answer's documents never mention"
+    off = _service(store, FixedModel("Lyric: ushers are called 60 minutes before curtain up [1]."),
+                   restricted_gap=0.0, answerability_min_coverage=0.0,
+                   answerability_known_names=False).answer(q, "guest")
+    assert (off.refused, off.refusal_reason, off.answerability.reason) == (False, None, None)
+    assert [c.doc_id for c in off.citations] == ["foh"]
+
+
 def test_service_type_check_and_config_errors():
     store = make_store(DOCS)
     # A grounded sentence without any role cannot answer "who".
@@ -237,6 +258,28 @@ def test_a_name_no_readable_document_mentions_is_unanswerable():
     # a name the readable corpus knows is no reason to refuse
     known = TermWeights.from_texts([OFFICE, PETS, "Fenwick dogs stay home."])
     assert assess(q, q, ["Dogs are welcome in the office on Fridays."], [], known, None, 0.0, 0.0).answerable
+
+
+def test_a_known_name_the_quoted_documents_never_mention_makes_the_answer_a_siblings():
+    """"Thimble" is a venue the corpus knows; an answer quoting the Lyric's document (which never names the Thimble)
+    is about another venue. A name in most readable documents is the organisation's own and implicit in all."""
+    lyric = "Lyric: ushers are called 60 minutes before curtain up at Sorrelby."
+    thimble = "The Thimble seats 138 people."
+    other = ["Sorrelby Playhouse box office opens at 10:00.", "Sorrelby staff may park free.", OFFICE]
+    w = TermWeights.from_texts([lyric, thimble, *other])
+    q = "How long before the start are ushers called for a show in the Thimble?"
+    quoted = term_set(lyric)
+    r = assess(q, q, [lyric], [], w, None, 0.0, 0.0, document_terms=quoted)
+    assert (r.answerable, r.reason) == (False, "names Thimble, which the answer's documents never mention")
+    assert r.splittable and not r.on_thresholds
+    # without the quoted documents' terms, or with the name among them, nothing is said
+    assert assess(q, q, [lyric], [], w, None, 0.0, 0.0).answerable
+    assert assess(q, q, [lyric], [], w, None, 0.0, 0.0, document_terms=quoted | {"thimbl"}).answerable
+    assert assess(q, q, [lyric], [], w, None, 0.0, 0.0, check_names=False, document_terms=quoted).answerable
+    # "Sorrelby" is in 3 of the 5 readable documents: the organisation, so its absence says nothing
+    own = "When are ushers called at Sorrelby before curtain up?"
+    assert assess(own, own, ["Ushers are called 60 minutes before curtain up."], [], w, None, 0.0, 0.0,
+                  document_terms=term_set(OFFICE)).answerable
 
 
 def test_a_graded_code_no_readable_document_mentions_is_unanswerable():
@@ -361,3 +404,8 @@ def test_combine_parts_verdicts():
     # rescued by a part: its sentences would be quoted as they are.
     typed = report(False, "no person in the answer")
     assert combine_parts(typed, [("a?", report(True))]) == typed and not typed.on_thresholds
+    # A name the quoted documents never mention may be one part's only ("What margin would Ferriby Bank charge,
+    # and how much cash did we have?"): the other part is answered on its own.
+    sibling = report(False, "names Ferriby, which the answer's documents never mention")
+    split = combine_parts(sibling, [("a?", report(False, "names Ferriby, which …")), ("b?", report(True))])
+    assert (split.answerable, split.unanswered_parts) == (True, ("a?",))
