@@ -145,6 +145,9 @@ def answer_golden(service: Any, golden: Any, qids: Sequence[str] | None = None,
 # ------------------------------------------------------------------------------------------------- leaks
 
 
+_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+
+
 def _shingles(text: str, n: int = SHINGLE) -> set[tuple[str, ...]]:
     toks = tokenize(text)
     return {tuple(toks[i:i + n]) for i in range(max(0, len(toks) - n + 1))}
@@ -179,7 +182,9 @@ class LeakChecker:
         if not forbidden:
             return []
         record = json.dumps(answer.to_json(), ensure_ascii=False) if hasattr(answer, "to_json") else str(answer)
-        texts = [record, *prompts, *extra_texts]
+        # Citation markers are ours, not a document's: "… Head of Libraries and Heritage. [1]" would otherwise make
+        # the shingle "head of libraries and heritage 1", which only a forbidden document's list numbering has.
+        texts = [_MARKER.sub(" ", t) for t in (record, *prompts, *extra_texts)]
         found: set[str] = set()
         for c in getattr(answer, "citations", ()):
             if c.doc_id in forbidden:
@@ -191,12 +196,12 @@ class LeakChecker:
         grams: set[tuple[str, ...]] = set()
         for t in texts:
             grams |= _shingles(t, self.n)
-        # The asker's own words (the question and its rewrite) are not a leak when they reappear in the prompt.
-        for own in (getattr(answer, "question", ""), getattr(answer, "query", "")):
-            grams -= _shingles(own or "", self.n)
             for d in forbidden:
                 if re.search(rf"(?<![\w-]){re.escape(d)}(?![\w-])", t):
                     found.add(d)
+        # The asker's own words (the question and its rewrite) are not a leak when they reappear in the prompt.
+        for own in (getattr(answer, "question", ""), getattr(answer, "query", "")):
+            grams -= _shingles(own or "", self.n)
         for d, sh in forbidden.items():
             if sh & grams:
                 found.add(d)

@@ -48,6 +48,24 @@ def test_leak_checker_finds_ids_text_and_citations(golden):
     assert checker.leaks(guest, _answer("ok", [cite])) == ["exec-acquisitions"]
     # The board member may read the board document: no leak for them.
     assert "board-exec-comp" not in checker.leaks(golden.principals["eval-board"], _answer(f"x {snippet}"))
+    # A forbidden id in any prompt counts, not only in the last one.
+    assert checker.leaks(guest, _answer("ok"), prompts=["see board-exec-comp", "nothing"]) == ["board-exec-comp"]
+
+
+def test_leak_checker_ignores_citation_markers():
+    """"… the Head of Libraries. [1]" is the permitted sentence and our marker; a forbidden list that reads "Head
+    of Libraries 1 April" shares no document text with it."""
+    from types import SimpleNamespace
+
+    from ragbench.schema import Acl, Document, Principal
+
+    public = Document("guide", "Bans over a year go to the Head of Libraries.", "Guide", acl=Acl.make([], [], "Public"))
+    secret = Document("paper", "Report to the Head of Libraries 1 April.", "Paper",
+                      acl=Acl.make(["board"], [], "Restricted"))
+    checker = LeakChecker(SimpleNamespace(documents=[public, secret]))
+    guest = Principal.make("guest", ["guest"], [], "Public")
+    assert checker.leaks(guest, _answer("Bans over a year go to the Head of Libraries. [1]")) == []
+    assert checker.leaks(guest, _answer("Report to the Head of Libraries 1 April.")) == ["paper"]
 
 
 def test_golden_evaluation_bm25_has_no_leaks_and_reports_groups(golden):
