@@ -177,6 +177,10 @@ class AnswerConfig:
     # A name the readable documents know ("Thimble") that none of the answer's documents mention: the answer is
     # about a sibling venue or site (off = only unknown names count).
     answerability_known_names: bool = True
+    # A question word no document contains weighs nothing in coverage when it is an everyday English word: wordfreq
+    # Zipf ≥ this ("expected" 5.0, "turn" 5.3; "ferret" 3.0 keeps its weight); 0 = off. Chosen leaving one golden
+    # set out (docs/answers.md).
+    answerability_everyday_zipf: float = 4.5
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.
@@ -364,6 +368,7 @@ FIELD_RANGES.update({
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.extractive_same_passage_sentences": "[0, inf)", "answer.extractive_same_passage_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
+    "answer.answerability_everyday_zipf": "[0, 8]",
     "answer.judge_min_yes": "[0, 1]", "answer.judge_min_yes_restricted": "[0, 1]",
     "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",
     "answer.restricted_gap": "[0, 1]",

@@ -28,6 +28,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -114,6 +115,15 @@ class PermittedTermWeights:
         for doc_id in doc_ids:
             out |= self._by_doc.get(doc_id, set())
         return out
+
+
+@lru_cache(maxsize=65536)
+def zipf(word: str) -> float:
+    """How common ``word`` is in general English: wordfreq's Zipf scale, log10 of its frequency per billion words
+    (\"the\" 7.7, \"expected\" 5.0, \"ferret\" 3.0; 0 for a word it has never seen)."""
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, "en"))
 
 
 def coverage_weighted(terms: Sequence[str], evidence: set[str], weight: Callable[[str], float]) -> float:
@@ -284,7 +294,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_type: bool = True, matcher: WordMatcher | None = None, min_word_similarity: float = 0.6,
            check_conflicts: bool = True, min_unknown_similarity: float = 0.0,
            check_rarest: bool = False, check_names: bool = True, similarity_route: bool = True,
-           document_terms: set[str] | None = None) -> AnswerabilityReport:
+           document_terms: set[str] | None = None, everyday_zipf: float = 0.0,
+           restricted_terms: set[str] | None = None) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -296,7 +307,10 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     cosine ≥ ``min_unknown_similarity``, and soft coverage ≥ ``min_coverage`` or similarity ≥ ``min_similarity``
     (the latter only with ``similarity_route``). With ``document_terms`` (the terms of the documents the answer
     quotes), a name of the question that readable documents contain but none of those documents does ("Thimble"
-    asked, the Lyric's and Corbel Hall's times quoted) makes the answer one about a sibling."""
+    asked, the Lyric's and Corbel Hall's times quoted) makes the answer one about a sibling. With ``everyday_zipf``
+    > 0, a question word no readable document contains weighs nothing in coverage when it is an everyday English word
+    (Zipf ≥ ``everyday_zipf``: "expected", "supposed", "turn") and no restricted passage among the question's top
+    (``restricted_terms``) contains it either."""
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
@@ -317,11 +331,20 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # Unless nothing would be left to cover: then the setting is all there is to go on.
     skipped = aside if any(weights(t) > 0 for t in terms if t not in aside) else set()
 
+    # A word no readable document contains has no IDF of its own and gets the largest. For a rare word ("ferret")
+    # that is right: it names what the documents lack. An everyday word ("expected", "supposed", "turn up") is the
+    # asker's phrasing, not the topic, unless a passage the asker may not read that ranks among the question's top
+    # uses it ("died" of "How many animals died last year?"): then it is the restricted topic, which must be refused.
+    df = getattr(weights, "df", None)
+    surface = content_words(query)
+    plain = {t for t in terms if everyday_zipf > 0 and df is not None and df.get(t, 0) == 0
+             and (restricted_terms is None or t not in restricted_terms) and surface.get(t, t).isalpha()
+             and zipf(surface.get(t, t)) >= everyday_zipf}
+
     def weight(t: str) -> float:
-        return 0.0 if t in skipped else weights(t) * (1.0 if t in own else 0.5)
+        return 0.0 if t in skipped or t in plain else weights(t) * (1.0 if t in own else 0.5)
 
     cov = coverage_weighted(terms, answer_terms, weight)
-    surface = content_words(query)
     soft = soft_coverage(terms, surface, {**content_words(evidence_text), **{t: t for t in met}}, weight, matcher,
                          min_word_similarity)
     sim = 0.0
@@ -330,7 +353,6 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         sim = float(np.max(vecs[1:] @ vecs[0]))
     clash = tuple(conflicts(question, evidence_text, modifiers=False)) if check_conflicts else ()
     evidence_words = [w for w in content_words(evidence_text).values() if w.isalpha()]
-    df = getattr(weights, "df", None)
     unknown = []
     for t in terms:
         if df is not None and df.get(t, 0) == 0 and t not in answer_terms:

@@ -385,15 +385,30 @@ class AnsweringService:
             return 0.0
         return max(0.0, 1.0 - float(best_permitted) / float(top[0].score))
 
-    def restricted_lead(self, query: str, who: Principal, hits: Sequence[Hit]) -> float:
-        """How much more of ``query``'s salient terms (IDF over what ``who`` may read) the best-covering passage
-        ``who`` may not read covers than the best of ``hits`` (the asker's passages), among the index's top
-        :meth:`passage_budget` passages for ``query`` searched without a principal; 0 when none of those is
-        restricted or the asker's cover as much. Only this number leaves the method: the restricted text never
-        reaches a prompt, an answer, a citation or a log."""
+    def restricted_passages(self, query: str, who: Principal) -> list[Hit]:
+        """The passages ``who`` may not read among the index's top :meth:`passage_budget` passages for ``query``
+        searched without a principal, in context. Internal to the refusal checks: their text never reaches a
+        prompt, an answer, a citation or a log."""
         top = list(self.retriever.search(query, k=self.passage_budget(query), principal=None))
         readable = allowed_doc_ids([h.doc_id for h in top], who, self.store)
-        restricted = [h for h in top if h.doc_id not in readable]
+        return self._context([h for h in top if h.doc_id not in readable])
+
+    def restricted_terms(self, restricted: Sequence[Hit]) -> set[str]:
+        """The terms of these passages and their contexts (only set membership leaves the method)."""
+        out: set[str] = set()
+        for h in restricted:
+            out |= term_set(f"{h.text} . {self.passage_context(h)}")
+        return out
+
+    def restricted_lead(self, query: str, who: Principal, hits: Sequence[Hit],
+                        restricted: Sequence[Hit] | None = None) -> float:
+        """How much more of ``query``'s salient terms (IDF over what ``who`` may read) the best-covering passage
+        ``who`` may not read covers than the best of ``hits`` (the asker's passages), among
+        :meth:`restricted_passages` (given, or searched); 0 when there are none or the asker's cover as much. Only
+        this number leaves the method: the restricted text never reaches a prompt, an answer, a citation or a
+        log."""
+        if restricted is None:
+            restricted = self.restricted_passages(query, who)
         if not restricted:
             return 0.0
         terms = salient_terms(query)
@@ -402,7 +417,7 @@ class AnsweringService:
         def covered(hit: Hit) -> float:
             return coverage(terms, term_set(f"{hit.text} . {self.passage_context(hit)}"), weights)
 
-        best_restricted = max(covered(h) for h in self._context(restricted))
+        best_restricted = max(covered(h) for h in restricted)
         return max(0.0, best_restricted - max((covered(h) for h in hits), default=0.0))
 
     def answer(self, question: str, principal: Principal | str | None, tenant: str | None = None,
@@ -435,8 +450,11 @@ class AnsweringService:
             if base["restricted_gap"] >= self.cfg.restricted_gap:
                 # The same reason as a weak retrieval: the reply does not say that a restricted document exists.
                 return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
+        restricted: list[Hit] = []
+        if self.cfg.answerability and (self.cfg.restricted_coverage or self.cfg.answerability_everyday_zipf > 0):
+            restricted = self.restricted_passages(asked, who)
         if self.cfg.restricted_coverage and self.cfg.answerability:
-            base["restricted_lead"] = self.restricted_lead(asked, who, hits[:top_k])
+            base["restricted_lead"] = self.restricted_lead(asked, who, hits[:top_k], restricted)
         if self.reranker is not None:
             hits = self.reranker.rank(asked, hits)  # quarantine-cleaned text: flagged spans never reach the model
         hits = hits[:top_k]
@@ -484,7 +502,8 @@ class AnsweringService:
         # Each sentence's title, headings and table header, read once (store reads) for the check and the judge.
         contexts = self.sentence_contexts(report, hits) if self.cfg.answerability or judge is not None else []
         check = self.answerability(question, asked, report, hits, who, contexts,
-                                   similarity_route=base.get("restricted_lead", 0.0) <= 0)
+                                   similarity_route=base.get("restricted_lead", 0.0) <= 0,
+                                   restricted_terms=self.restricted_terms(restricted))
         if check is not None and not check.answerable:
             refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                     sentences=report.sentences, **tokens)
@@ -539,10 +558,13 @@ class AnsweringService:
 
     def answerability(self, question: str, query: str, report: Any, hits: Sequence[Hit],
                       who: Principal, contexts: Sequence[str] | None = None,
-                      similarity_route: bool = True) -> AnswerabilityReport | None:
+                      similarity_route: bool = True, restricted_terms: set[str] | None = None
+                      ) -> AnswerabilityReport | None:
         """Does the grounded reply answer the question? (``None`` when ``answer.answerability`` is off.)
         ``contexts``: :meth:`sentence_contexts` when the caller has them already; ``similarity_route=False``: the
-        reply must pass on coverage (:meth:`restricted_lead`)."""
+        reply must pass on coverage (:meth:`restricted_lead`); ``restricted_terms``: the terms of the passages the
+        asker may not read that rank among the question's top (:meth:`restricted_terms`), whose words keep their
+        weight in coverage however everyday they are."""
         if not self.cfg.answerability:
             return None
         if self._matcher is None and self.embedder is not None:
@@ -551,10 +573,10 @@ class AnsweringService:
         titles = list(contexts) if contexts is not None else self.sentence_contexts(report, hits)
         c = self.cfg
         by_chunk = {h.chunk_id: h.doc_id for h in hits}
+        self.term_weights(who)  # builds the per-document term sets
+        assert self._term_weights is not None
         quoted = None
         if c.answerability_known_names:
-            self.term_weights(who)  # builds the per-document term sets
-            assert self._term_weights is not None
             quoted = self._term_weights.document_terms(
                 dict.fromkeys(by_chunk[s.chunk_id] for s in report.sentences if s.chunk_id in by_chunk))
 
@@ -563,7 +585,7 @@ class AnsweringService:
                           c.answerability_min_coverage, c.answerability_min_similarity, c.answerability_types,
                           self._matcher, c.answerability_min_word_similarity, c.answerability_conflicts,
                           c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names,
-                          similarity_route, quoted)
+                          similarity_route, quoted, c.answerability_everyday_zipf, restricted_terms)
 
         whole = check(question.strip(), query)
         parts = question_parts(query) if c.decompose and whole.splittable else [query]

@@ -425,7 +425,10 @@ def test_a_restricted_passage_that_covers_more_of_the_question_closes_the_simila
     a = service(s, model, cfg=open_route).answer(q, GUEST)
     assert (a.refused, a.refusal_reason, a.answer) == (True, "unanswerable-question", REFUSAL_MESSAGE)
     assert a.restricted_lead == pytest.approx(expected)
-    assert a.answerability.reason == "coverage 0.37 < 0.55 (coverage decides)"
+    # "moving" (the plan says "move") is an everyday word no document holds: it weighs nothing in coverage.
+    assert a.answerability.reason == "coverage 0.54 < 0.55 (coverage decides)"
+    assert service(s, cfg=dataclasses.replace(open_route, answerability_everyday_zipf=0.0)).answer(
+        q, GUEST).answerability.reason == "coverage 0.37 < 0.55 (coverage decides)"
     # The board's text never reaches the model or the reply; the lead is kept for evaluation only.
     assert "four-day week from April" not in " ".join(model.prompt_texts())
     assert "restricted_lead" not in a.to_json() and "four-day" not in str(a.to_json())

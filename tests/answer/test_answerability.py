@@ -228,6 +228,23 @@ def test_service_refuses_an_answer_from_documents_that_never_name_the_asked_venu
     assert [c.doc_id for c in off.citations] == ["foh"]
 
 
+def test_service_keeps_the_weight_of_an_everyday_word_a_top_restricted_passage_uses():
+    move = Document("move", "The office move starts in May and costs the team nothing.", "Office move",
+                    acl=Acl.make([], [], "Public"))
+    paper = Document("paper", "The office move is expected to cost 2 million pounds.", "Board paper",
+                     acl=Acl.make(["board"], [], "Restricted"))
+    q = "How much is the office move expected to cost?"
+    said = FixedModel("The office move starts in May and costs the team nothing [1].")
+    with_paper = _service(make_store([move, paper]), said, restricted_gap=0.0, answerability_min_coverage=0.0)
+    assert "expect" in with_paper.restricted_terms(with_paper.restricted_passages(q, GUEST))
+    kept = with_paper.answer(q, "guest").answerability
+    alone = _service(make_store([move]), said, restricted_gap=0.0, answerability_min_coverage=0.0)
+    assert alone.restricted_passages(q, GUEST) == []
+    dropped = alone.answer(q, "guest").answerability
+    # "expected" (Zipf 4.96) weighs nothing when no restricted passage uses it: the rest is covered
+    assert dropped.coverage == 1.0 and kept.coverage < 1.0
+
+
 def test_service_type_check_and_config_errors():
     store = make_store(DOCS)
     # A grounded sentence without any role cannot answer "who".
@@ -280,6 +297,27 @@ def test_a_known_name_the_quoted_documents_never_mention_makes_the_answer_a_sibl
     own = "When are ushers called at Sorrelby before curtain up?"
     assert assess(own, own, ["Ushers are called 60 minutes before curtain up."], [], w, None, 0.0, 0.0,
                   document_terms=term_set(OFFICE)).answerable
+
+
+def test_everyday_words_no_document_contains_weigh_nothing_in_coverage():
+    """"expected" (Zipf 4.96) is the asker's phrasing; "ferret" (3.01) names what the documents lack. A word a
+    restricted passage among the question's top uses keeps its weight: it may be the restricted topic."""
+    from ragbench.answer.answerability import zipf
+
+    assert (zipf("expected"), zipf("ferret"), zipf("zebraquartz")) == (4.96, 3.01, 0.0)
+    w = TermWeights.from_texts([OFFICE, PETS])
+    said = ["The office opens at 08:00."]
+    q = "When is the office expected to open?"
+    office, opens, unseen = math.log(3 / 2.5), math.log(3 / 1.5), math.log(3 / 0.5)
+    assert assess(q, q, said, [], w, None, 0.0, 0.0).coverage == pytest.approx((office + opens) /
+                                                                               (office + opens + unseen))
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, everyday_zipf=4.5).coverage == 1.0
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, everyday_zipf=5.0).coverage < 1.0  # 4.96 < 5
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, everyday_zipf=4.5,
+                  restricted_terms={"expect"}).coverage < 1.0
+    rare = "When is the office ferret expected to open?"
+    r = assess(rare, rare, said, [], w, None, 0.0, 0.0, everyday_zipf=4.5)
+    assert r.coverage == pytest.approx((office + opens) / (office + opens + unseen))  # ferret weighs, expected not
 
 
 def test_a_graded_code_no_readable_document_mentions_is_unanswerable():
