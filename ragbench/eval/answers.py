@@ -146,6 +146,7 @@ def answer_golden(service: Any, golden: Any, qids: Sequence[str] | None = None,
 
 
 _MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+_BOUNDARY = "ragbenchtextboundary"  # a token no document has: no shingle spans a marker
 
 
 def _shingles(text: str, n: int = SHINGLE) -> set[tuple[str, ...]]:
@@ -182,9 +183,10 @@ class LeakChecker:
         if not forbidden:
             return []
         record = json.dumps(answer.to_json(), ensure_ascii=False) if hasattr(answer, "to_json") else str(answer)
-        # Citation markers are ours, not a document's: "… Head of Libraries and Heritage. [1]" would otherwise make
-        # the shingle "head of libraries and heritage 1", which only a forbidden document's list numbering has.
-        texts = [_MARKER.sub(" ", t) for t in (record, *prompts, *extra_texts)]
+        # Citation markers and passage labels are ours, not a document's, and they separate texts: "… Head of
+        # Libraries and Heritage. [1]" must not make the shingle "head of libraries and heritage 1" (a forbidden
+        # document's list numbering), nor two passages "[1] … Heritage. [2] The team …" one across them.
+        texts = [_MARKER.sub(f" {_BOUNDARY} ", t) for t in (record, *prompts, *extra_texts)]
         found: set[str] = set()
         for c in getattr(answer, "citations", ()):
             if c.doc_id in forbidden:

@@ -65,6 +65,8 @@ def test_leak_checker_ignores_citation_markers():
     checker = LeakChecker(SimpleNamespace(documents=[public, secret]))
     guest = Principal.make("guest", ["guest"], [], "Public")
     assert checker.leaks(guest, _answer("Bans over a year go to the Head of Libraries. [1]")) == []
+    # Nor does a shingle span two passages of a prompt: "[1] … the Head of Libraries. [2] 1 April …" is two texts.
+    assert checker.leaks(guest, _answer("ok"), prompts=["[1] Bans go to the Head of Libraries. [2] 1 April."]) == []
     assert checker.leaks(guest, _answer("Report to the Head of Libraries 1 April.")) == ["paper"]
 
 
