@@ -381,17 +381,14 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                 unknown_ids.append(name)
                 seen.add(name.lower())
     # A name the readable documents know but none of the quoted documents mention: the answer is about a sibling
-    # (another venue, depot or site) of the asked one. A name most readable documents mention is the organisation's
-    # own, implicit in each of its documents ("Tarnwell" of "How much will Tarnwell contribute …?").
+    # (another venue, depot or site) of the asked one.
     absent: list[str] = []
     if check_names and df is not None and document_terms is not None:
         told_names = set(names(setting)) - set(names(asking))
-        n_docs = getattr(weights, "n_docs", 0)
         for name in names(question):
             if name in told_names or name.lower() in {w.lower() for w in unknown_ids + absent}:
                 continue
-            known_parts = [p for p in (stem(t) for t in tokenize(name) if len(t) > 1)
-                           if 0 < df.get(p, 0) <= n_docs / 2]
+            known_parts = [p for p in (stem(t) for t in tokenize(name) if len(t) > 1) if df.get(p, 0) > 0]
             if any(p not in answer_terms and p not in document_terms for p in known_parts):
                 absent.append(name)
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and

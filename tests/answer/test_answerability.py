@@ -279,7 +279,7 @@ def test_a_name_no_readable_document_mentions_is_unanswerable():
 
 def test_a_known_name_the_quoted_documents_never_mention_makes_the_answer_a_siblings():
     """"Thimble" is a venue the corpus knows; an answer quoting the Lyric's document (which never names the Thimble)
-    is about another venue. A name in most readable documents is the organisation's own and implicit in all."""
+    is about another venue."""
     lyric = "Lyric: ushers are called 60 minutes before curtain up at Sorrelby."
     thimble = "The Thimble seats 138 people."
     other = ["Sorrelby Playhouse box office opens at 10:00.", "Sorrelby staff may park free.", OFFICE]
@@ -293,10 +293,12 @@ def test_a_known_name_the_quoted_documents_never_mention_makes_the_answer_a_sibl
     assert assess(q, q, [lyric], [], w, None, 0.0, 0.0).answerable
     assert assess(q, q, [lyric], [], w, None, 0.0, 0.0, document_terms=quoted | {"thimbl"}).answerable
     assert assess(q, q, [lyric], [], w, None, 0.0, 0.0, check_names=False, document_terms=quoted).answerable
-    # "Sorrelby" is in 3 of the 5 readable documents: the organisation, so its absence says nothing
+    # Even the organisation's own name counts: the quoted documents must name it somewhere.
     own = "When are ushers called at Sorrelby before curtain up?"
-    assert assess(own, own, ["Ushers are called 60 minutes before curtain up."], [], w, None, 0.0, 0.0,
-                  document_terms=term_set(OFFICE)).answerable
+    ushers = ["Ushers are called 60 minutes before curtain up."]
+    assert assess(own, own, ushers, [], w, None, 0.0, 0.0, document_terms=term_set(OFFICE)).reason == \
+        "names Sorrelby, which the answer's documents never mention"
+    assert assess(own, own, ushers, [], w, None, 0.0, 0.0, document_terms=term_set(other[0])).answerable
 
 
 def test_everyday_words_no_document_contains_weigh_nothing_in_coverage():
