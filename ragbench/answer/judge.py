@@ -65,9 +65,10 @@ place and time)? An answer about a similar but different thing is NO. Reply with
 _SHIPPED = frozenset({("v1", JUDGE_BODY_V1), ("v2", JUDGE_BODY_V2)})
 
 #: The judge profile's thresholds on P(yes), when the index's best chunk is readable by the asker and when it is
-#: not: each golden set left out in turn, the pair lies in the choice made on the others (docs/answers.md).
+#: not: each golden set left out in turn, the pair is the choice made on the others (docs/answers.md). The second
+#: was 0.40 until session 19 re-measured it with session 18's reader, which quotes more of each passage.
 JUDGE_MIN_YES = 0.35
-JUDGE_MIN_YES_RESTRICTED = 0.40
+JUDGE_MIN_YES_RESTRICTED = 0.45
 
 
 def judge_overrides(model: str) -> dict[str, object]:

@@ -265,7 +265,7 @@ def test_the_judge_profile_lets_the_judge_decide():
 
     cfg = judge_config(RagbenchConfig(), "llama").answer
     assert (cfg.judge, cfg.judge_mode, cfg.judge_min_yes, cfg.judge_min_yes_restricted) == \
-        ("llama", "verdict", JUDGE_MIN_YES, 0.4)
+        ("llama", "verdict", JUDGE_MIN_YES, 0.45)
     assert (cfg.answerability_min_coverage, cfg.answerability_min_similarity) == (0.0, 0.0)
     assert judge_config(RagbenchConfig(), None) == RagbenchConfig()
     assert judge_overrides("x")["answer.judge"] == "x" and JUDGE_MIN_YES == 0.35
@@ -322,5 +322,5 @@ def test_golden_run_params_name_the_answer_systems_and_the_judge_template():
     judged = flatten_params(golden_params(["bm25", "dense"], 5, 13, "d", ["answer", "answer-judge-llama"], ["llama"]))
     assert {k: v for k, v in judged.items() if k.startswith("judge_profile.")} == {
         "judge_profile.judges": "llama", "judge_profile.template": "rag.judge@v3",
-        "judge_profile.min_yes": "0.35", "judge_profile.min_yes_restricted": "0.4"}
+        "judge_profile.min_yes": "0.35", "judge_profile.min_yes_restricted": "0.45"}
     assert judged["eval.answer_systems"] == "answer,answer-judge-llama" and judged["eval.modes"] == "bm25,dense"
