@@ -120,7 +120,7 @@ class PermittedTermWeights:
 @lru_cache(maxsize=65536)
 def zipf(word: str) -> float:
     """How common ``word`` is in general English: wordfreq's Zipf scale, log10 of its frequency per billion words
-    (\"the\" 7.7, \"expected\" 5.0, \"ferret\" 3.0; 0 for a word it has never seen)."""
+    ("the" 7.7, "expected" 5.0, "ferret" 3.0; 0 for a word it has never seen)."""
     from wordfreq import zipf_frequency
 
     return float(zipf_frequency(word, "en"))
