@@ -503,7 +503,8 @@ class AnsweringService:
         contexts = self.sentence_contexts(report, hits) if self.cfg.answerability or judge is not None else []
         check = self.answerability(question, asked, report, hits, who, contexts,
                                    similarity_route=base.get("restricted_lead", 0.0) <= 0,
-                                   restricted_terms=self.restricted_terms(restricted))
+                                   restricted_terms=self.restricted_terms(restricted)
+                                   if self.cfg.answerability_everyday_zipf > 0 else None)
         if check is not None and not check.answerable:
             refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                     sentences=report.sentences, **tokens)
@@ -572,16 +573,16 @@ class AnsweringService:
         sentences = [s.sentence.text for s in report.sentences]
         titles = list(contexts) if contexts is not None else self.sentence_contexts(report, hits)
         c = self.cfg
-        by_chunk = {h.chunk_id: h.doc_id for h in hits}
-        self.term_weights(who)  # builds the per-document term sets
-        assert self._term_weights is not None
+        weights = self.term_weights(who)
         quoted = None
         if c.answerability_known_names:
+            assert self._term_weights is not None  # built by term_weights()
+            by_chunk = {h.chunk_id: h.doc_id for h in hits}
             quoted = self._term_weights.document_terms(
                 dict.fromkeys(by_chunk[s.chunk_id] for s in report.sentences if s.chunk_id in by_chunk))
 
         def check(asked: str, standalone: str) -> AnswerabilityReport:
-            return assess(asked, standalone, sentences, titles, self.term_weights(who), self.embedder,
+            return assess(asked, standalone, sentences, titles, weights, self.embedder,
                           c.answerability_min_coverage, c.answerability_min_similarity, c.answerability_types,
                           self._matcher, c.answerability_min_word_similarity, c.answerability_conflicts,
                           c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names,
