@@ -181,6 +181,10 @@ class AnswerConfig:
     # Zipf ≥ this ("expected" 5.0, "turn" 5.3; "ferret" 3.0 keeps its weight); 0 = off. Chosen leaving one golden
     # set out (docs/answers.md).
     answerability_everyday_zipf: float = 4.5
+    # An asked word that no readable document contains and that is rare in general English (Zipf below this:
+    # "motorbike" 3.2, "reservists" 2.8) names what the documents lack: refused like an unknown name. Verb forms
+    # (-ed, -ing) are exempt; 0 = off. Chosen leaving one golden set out (docs/answers.md, session 20).
+    answerability_rare_zipf: float = 4.0
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.
@@ -368,7 +372,7 @@ FIELD_RANGES.update({
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.extractive_same_passage_sentences": "[0, inf)", "answer.extractive_same_passage_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
-    "answer.answerability_everyday_zipf": "[0, 8]",
+    "answer.answerability_everyday_zipf": "[0, 8]", "answer.answerability_rare_zipf": "[0, 8]",
     "answer.judge_min_yes": "[0, 1]", "answer.judge_min_yes_restricted": "[0, 1]",
     "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",
     "answer.restricted_gap": "[0, 1]",

@@ -126,6 +126,12 @@ def zipf(word: str) -> float:
     return float(zipf_frequency(word, "en"))
 
 
+def rare_thing(word: str, below: float) -> bool:
+    """True when ``word`` is a plain word rarer than ``below`` on the Zipf scale and not a verb form (-ed, -ing)."""
+    w = word.lower()
+    return w.isalpha() and not w.endswith(("ed", "ing")) and zipf(w) < below
+
+
 def coverage_weighted(terms: Sequence[str], evidence: set[str], weight: Callable[[str], float]) -> float:
     """Weighted share of ``terms`` in ``evidence`` (1.0 when they weigh nothing)."""
     total = sum(weight(t) for t in terms)
@@ -241,17 +247,19 @@ def _on_thresholds(reason: str | None) -> bool:
 
 
 def _splittable(reason: str | None) -> bool:
-    return _on_thresholds(reason) or (reason is not None and reason.startswith(ABSENT_NAME))
+    return _on_thresholds(reason) or (reason is not None and reason.startswith((ABSENT_NAME, RARE_WORD)))
 
 
 ABSENT_NAME = "names "
+RARE_WORD = "asks about the rare word "
 
 
 def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, AnswerabilityReport]]
                   ) -> AnswerabilityReport:
     """The verdict on a multi-part question ("How many of us have to go, and can the drugs stay in the car?")
-    that the whole check refused on the coverage and similarity thresholds, or for a name the answer's documents
-    never mention (one part may ask about another venue than the other): answered when one part is answered on
+    that the whole check refused on the coverage and similarity thresholds, for a name the answer's documents
+    never mention (one part may ask about another venue than the other) or for a rare word no readable document
+    contains: answered when one part is answered on
     its own (a partial answer, the other parts listed in :attr:`AnswerabilityReport.unanswered_parts`), else
     refused with every part's reason. A two-part question mixes two topics, so its coverage and cosine against
     either part's sentences are low. A whole question refused for a contradiction (a missing answer type, a
@@ -295,7 +303,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_conflicts: bool = True, min_unknown_similarity: float = 0.0,
            check_rarest: bool = False, check_names: bool = True, similarity_route: bool = True,
            document_terms: set[str] | None = None, everyday_zipf: float = 0.0,
-           restricted_terms: set[str] | None = None) -> AnswerabilityReport:
+           restricted_terms: set[str] | None = None, rare_zipf: float = 0.0) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -310,7 +318,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     asked, the Lyric's and Corbel Hall's times quoted) makes the answer one about a sibling. With ``everyday_zipf``
     > 0, a question word no readable document contains weighs nothing in coverage when it is an everyday English word
     (Zipf ≥ ``everyday_zipf``: "expected", "supposed", "turn") and no restricted passage among the question's top
-    (``restricted_terms``) contains it either."""
+    (``restricted_terms``) contains it either. With ``rare_zipf`` > 0, an asked word no readable document contains
+    that is rarer than that in general English ("motorbike" 3.2) and no verb form is unanswerable, like a name."""
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
@@ -360,10 +369,18 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
             best = matcher.best(word, evidence_words) if matcher is not None and word.isalpha() else 0.0
             unknown.append((word, round(best, 4)))
     # An identifier or year nothing readable mentions (V3, L5, 2026) cannot be answered: no near-synonym exists.
-    # Plain words are only reported: word cosines do not separate paraphrase vocabulary from unasked-for topics.
+    # Other plain words are only reported: word cosines do not separate paraphrase vocabulary from unasked-for topics.
     # A word only of the question's setting ("I'm 19 and at college.", "For the conference in York I'm …") says
     # something about the asker, which the documents need not mention; only what is asked must be readable.
     unknown_ids = [w for w, _ in unknown if any(ch.isdigit() for ch in w) and stem(w.lower()) not in told]
+    # So can a rare English word that no readable document contains ("motorbike", "reservists", "curtains"): it
+    # names a thing the documents lack, and a paraphrase rarely swaps an everyday word for a rarer one. A verb form
+    # ("faked", "typed") is left out: paraphrases swap verbs freely.
+    # Like a sibling name, such a word may belong to one part of a multi-part question only (splittable).
+    rare: list[str] = []
+    if rare_zipf > 0:
+        asked = set(salient_terms(asking)) - aside
+        rare = [w for w, _ in unknown if rare_thing(w, rare_zipf) and stem(w.lower()) in asked]
     # A graded code ("Level 5", "Category 9") is one identifier: its number alone is in every document.
     if df is not None:
         answer_codes = graded_codes(evidence_text)
@@ -412,6 +429,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if absent:
         return AnswerabilityReport(cov, sim, kind, found, False, ABSENT_NAME + ", ".join(absent)
                                    + ", which the answer's documents never mention", **signals)
+    if rare:
+        return AnswerabilityReport(cov, sim, kind, found, False, RARE_WORD + ", ".join(rare)
+                                   + ", which no readable document contains", **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     why = f" and similarity {sim:.2f} < {min_similarity}" if similarity_route else " (coverage decides)"

@@ -586,7 +586,8 @@ class AnsweringService:
                           c.answerability_min_coverage, c.answerability_min_similarity, c.answerability_types,
                           self._matcher, c.answerability_min_word_similarity, c.answerability_conflicts,
                           c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names,
-                          similarity_route, quoted, c.answerability_everyday_zipf, restricted_terms)
+                          similarity_route, quoted, c.answerability_everyday_zipf, restricted_terms,
+                          c.answerability_rare_zipf)
 
         whole = check(question.strip(), query)
         parts = question_parts(query) if c.decompose and whole.splittable else [query]

@@ -68,6 +68,8 @@ _MONEY_RATE_Q = re.compile(r"\b(?:hourly|daily|weekly|nightly|monthly|annual|yea
                            r"|\brates?\s+(?:per|a|an|each)\s+\w+|\b(?:pay|salary|wage)\s+rates?\b"
                            r"|\brates?\s+of\s+pay\b", re.IGNORECASE)
 _WHEN = re.compile(_Q_LEAD + r"(?:when|by\s+when)\b|\bwhat\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
+#: Nouns whose value is a span of clock times ("What are the opening hours of …?"): a time answers them.
+_HOURS_Q = re.compile(r"\b(?:opening|closing|office|visiting)\s+(?:hours|times?)\b", re.IGNORECASE)
 #: The question word names the kind itself ("By what date …", "Which day …"): that beats a noun later in the
 #: question ("… the business plan for the price review": a date is asked, not a price).
 _WHAT_WHEN = re.compile(r"\b(?:what|which)\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
@@ -104,7 +106,7 @@ def expected_type(question: str) -> str | None:
     q = question.strip()
     if _WHO.search(q):
         return PERSON
-    if _WHAT_WHEN.search(q):
+    if _WHAT_WHEN.search(q) or (_HOURS_Q.search(q) and _WHAT.search(q)):
         return TIME
     words = set(tokenize(q))
     if _HOW_MUCH.search(q):

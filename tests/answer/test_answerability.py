@@ -78,6 +78,9 @@ def test_term_weights_and_coverage_exact():
     # The kind named right after the question word beats a later noun (a date is asked, not a price).
     ("By what date must the business plan for the price review be submitted?", "time"),
     ("Which day is the fee paid?", "time"),
+    # Opening hours are clock times; "open" alone asks nothing of a kind.
+    ("What are the opening hours of the Dunmere library?", "time"),
+    ("Is the library open on Sundays?", None),
 ])
 def test_expected_type(question, kind):
     assert expected_type(question) == kind
@@ -320,6 +323,28 @@ def test_everyday_words_no_document_contains_weigh_nothing_in_coverage():
     rare = "When is the office ferret expected to open?"
     r = assess(rare, rare, said, [], w, None, 0.0, 0.0, everyday_zipf=4.5)
     assert r.coverage == pytest.approx((office + opens) / (office + opens + unseen))  # ferret weighs, expected not
+
+
+def test_a_rare_word_no_readable_document_contains_is_unanswerable():
+    """"motorbike" (Zipf 3.19) names a thing the documents lack; "expected" (4.96) is phrasing; a verb form
+    ("faked") and a word only of the asker's setting are left out, since paraphrases swap them freely."""
+    from ragbench.answer.answerability import rare_thing, zipf
+
+    assert (zipf("motorbike"), zipf("faked")) == (3.19, 3.35)
+    assert [rare_thing(x, 4.0) for x in ("motorbike", "Motorbike", "faked", "typing", "expected", "19-year")] == \
+        [True, True, False, False, False, False]
+    w = TermWeights.from_texts([OFFICE, PETS])
+    said = ["Staff may bring a calm dog to the office on Fridays."]
+    q = "May staff bring a motorbike to the office on Fridays?"
+    r = assess(q, q, said, [], w, None, 0.0, 0.0, rare_zipf=4.0)
+    assert (r.answerable, r.reason, r.splittable) == \
+        (False, "asks about the rare word motorbike, which no readable document contains", True)
+    assert assess(q, q, said, [], w, None, 0.0, 0.0).answerable  # off: only reported
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, rare_zipf=3.0).answerable  # 3.19 is not below 3.0
+    for asked in ("May staff who faked a dog bring it to the office on Fridays?",
+                  "I ride a motorbike. May staff bring a dog to the office on Fridays?",
+                  "May staff bring a dog to the office on Fridays, not counting the motorbike?"):
+        assert assess(asked, asked, said, [], w, None, 0.0, 0.0, rare_zipf=4.0).answerable, asked
 
 
 def test_a_graded_code_no_readable_document_mentions_is_unanswerable():
