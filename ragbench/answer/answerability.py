@@ -126,10 +126,14 @@ def zipf(word: str) -> float:
     return float(zipf_frequency(word, "en"))
 
 
+_PRONOUNS = frozenset("hers theirs ours yours mine thine whom whose".split())
+
+
 def rare_thing(word: str, below: float) -> bool:
-    """True when ``word`` is a plain word rarer than ``below`` on the Zipf scale and not a verb form (-ed, -ing)."""
+    """True when ``word`` is a plain word rarer than ``below`` on the Zipf scale, not a verb form (-ed, -ing) and not
+    a pronoun ("hers" 3.97 names nothing)."""
     w = word.lower()
-    return w.isalpha() and not w.endswith(("ed", "ing")) and zipf(w) < below
+    return w.isalpha() and not w.endswith(("ed", "ing")) and w not in _PRONOUNS and zipf(w) < below
 
 
 def coverage_weighted(terms: Sequence[str], evidence: set[str], weight: Callable[[str], float]) -> float:

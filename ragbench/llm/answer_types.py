@@ -2,7 +2,8 @@
 
 A generic English question-word lexicon, not tuned to any corpus: *who* asks for a role or person, *how much* for
 money or a number, *how many / long / often* and measured nouns for a number, *rate* for a percentage or an amount
-per unit, *when* for a time expression or a condition; phone numbers and temperatures have shapes of their own.
+per unit (*commission* and *discount* also for a sum), *when* and *opening hours* for a time expression or a
+condition; phone numbers and temperatures have shapes of their own.
 The extractive reader (:mod:`ragbench.llm.extractive`) prefers sentences holding the asked-for kind and the
 answerability check (:mod:`ragbench.answer.answerability`) refuses a reply that holds none. A question asking what
 the asker should do ("what now?", "how do I fix …?") is answered by an instruction (:func:`asks_for_action`,
@@ -55,7 +56,9 @@ _FREQUENCY = re.compile(r"\b(?:every|each|per)\s+(?:\w+\s+)?(?:\d+\s+)?\w+"
                         r"|\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|annually|yearly|annual)\b"
                         r"|\b(?:once|twice)\b|\b\w+\s+times\b|\binterval|\ba\s+(?:day|week|fortnight|month|year|shift)\b",
                         re.IGNORECASE)
-_PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share)\b", re.IGNORECASE)
+_PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share|commission|discount)\b", re.IGNORECASE)
+#: A commission or a discount is a share or a sum ("8 per cent", "£5 off"): an amount of money answers it too.
+_SHARE_OR_SUM_Q = re.compile(r"\b(?:commission|discount)s?\b", re.IGNORECASE)
 #: A share stated as a ratio or a fraction ("1 in 10 passengers", "one in five", "a third of", "half of them"); a
 #: bare "half" is no share ("half their usual breakfast").
 _RATIO = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:in|out\s+of)\s+(?:\d+|every|"
@@ -139,7 +142,8 @@ def has_type(text: str, kind: str | None, question: str = "") -> bool:
         return bool(_CURRENCY.search(text))
     if kind == PERCENT:
         return bool(_PERCENT.search(text) or _PER_UNIT.search(text) or _MULTIPLE.search(text) or _RATIO.search(text)
-                    or (_MONEY_RATE_Q.search(question) and _CURRENCY.search(text)))
+                    or ((_MONEY_RATE_Q.search(question) or _SHARE_OR_SUM_Q.search(question))
+                        and _CURRENCY.search(text)))
     if kind == PHONE:
         return any(sum(ch.isdigit() for ch in m.group()) >= 6 for m in _PHONE.finditer(text))
     if kind == TEMPERATURE:

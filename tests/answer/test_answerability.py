@@ -81,6 +81,9 @@ def test_term_weights_and_coverage_exact():
     # Opening hours are clock times; "open" alone asks nothing of a kind.
     ("What are the opening hours of the Dunmere library?", "time"),
     ("Is the library open on Sundays?", None),
+    # A commission or a discount is a share or a sum.
+    ("What commission do spa therapists earn on retail sales?", "percent"),
+    ("What discount do staff get on their own pets?", "percent"),
 ])
 def test_expected_type(question, kind):
     assert expected_type(question) == kind
@@ -93,6 +96,11 @@ def test_has_type():
     assert not has_type("The manager decides.", "person", "Who replaces the manager?")
     assert has_type("Lunch is £4.50.", "money") and not has_type("Lunch is 92 per cent organic.", "money")
     assert has_type("Up to 12 per cent.", "percent") and has_type("Rate: 5%.", "percent")
+    commission = "What commission do therapists earn?"
+    assert has_type("Therapists earn £2 a sale.", "percent", commission) and has_type("You get £5 off.", "percent",
+                                                                                     "What discount do I get?")
+    assert not has_type("Commission is paid at the rate in your contract.", "percent", commission)
+    assert not has_type("You get £5 off.", "percent", "What rate applies?")
     assert has_type("Twice a year.", "number") and not has_type("Ask your manager.", "number")
     # A number word inside a hyphenated compound names a kind, not a quantity; digits always count.
     assert not has_type("Two-step verification is required.", "number")
@@ -331,8 +339,8 @@ def test_a_rare_word_no_readable_document_contains_is_unanswerable():
     from ragbench.answer.answerability import rare_thing, zipf
 
     assert (zipf("motorbike"), zipf("faked")) == (3.19, 3.35)
-    assert [rare_thing(x, 4.0) for x in ("motorbike", "Motorbike", "faked", "typing", "expected", "19-year")] == \
-        [True, True, False, False, False, False]
+    assert [rare_thing(x, 4.0) for x in ("motorbike", "Motorbike", "faked", "typing", "expected", "19-year", "hers")] \
+        == [True, True, False, False, False, False, False]
     w = TermWeights.from_texts([OFFICE, PETS])
     said = ["Staff may bring a calm dog to the office on Fridays."]
     q = "May staff bring a motorbike to the office on Fridays?"
