@@ -263,11 +263,11 @@ def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, Answera
     """The verdict on a multi-part question ("How many of us have to go, and can the drugs stay in the car?")
     that the whole check refused on the coverage and similarity thresholds, for a name the answer's documents
     never mention (one part may ask about another venue than the other) or for a rare word no readable document
-    contains: answered when one part is answered on
-    its own (a partial answer, the other parts listed in :attr:`AnswerabilityReport.unanswered_parts`), else
-    refused with every part's reason. A two-part question mixes two topics, so its coverage and cosine against
-    either part's sentences are low. A whole question refused for a contradiction (a missing answer type, a
-    sibling qualifier, an unknown name) stays refused: its sentences would be quoted as they are."""
+    contains: answered when one part is answered on its own (a partial answer, the other parts listed in
+    :attr:`AnswerabilityReport.unanswered_parts`), else refused with every part's reason. A two-part question
+    mixes two topics, so its coverage and cosine against either part's sentences are low. A whole question refused
+    for a contradiction (a missing answer type, a sibling qualifier, an unknown name) stays refused: its sentences
+    would be quoted as they are."""
     if whole.answerable or not parts or not _splittable(whole.reason):
         return whole
     if any(r.answerable for _, r in parts):
@@ -379,8 +379,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     unknown_ids = [w for w, _ in unknown if any(ch.isdigit() for ch in w) and stem(w.lower()) not in told]
     # So can a rare English word that no readable document contains ("motorbike", "reservists", "curtains"): it
     # names a thing the documents lack, and a paraphrase rarely swaps an everyday word for a rarer one. A verb form
-    # ("faked", "typed") is left out: paraphrases swap verbs freely.
-    # Like a sibling name, such a word may belong to one part of a multi-part question only (splittable).
+    # ("faked", "typed") is left out: paraphrases swap verbs freely. Like a sibling name, such a word may belong to
+    # one part of a multi-part question only, so that reason is splittable.
     rare: list[str] = []
     if rare_zipf > 0:
         asked = set(salient_terms(asking)) - aside
