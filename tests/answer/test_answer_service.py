@@ -356,7 +356,7 @@ def test_a_fact_only_a_restricted_document_holds_is_refused(store):
     expected = 1 - mine.score / top.score
     assert 0.3 <= expected < 1
     model = RecordingChatModel(ExtractiveChatModel())
-    a = service(store, model).answer(q, "hr-user")  # default answer.restricted_gap = 0.3
+    a = service(store, model).answer(q, "hr-user")  # default answer.restricted_gap = 0.25
     assert (a.refused, a.refusal_reason, a.answer, a.citations) == (True, "insufficient-retrieval", REFUSAL_MESSAGE, ())
     assert a.restricted_gap == pytest.approx(expected)
     assert model.calls == [] and "restricted_gap" not in a.to_json()
