@@ -183,7 +183,8 @@ class AnswerConfig:
     answerability_everyday_zipf: float = 4.5
     # An asked word that no readable document contains and that is rare in general English (Zipf below this:
     # "motorbike" 3.2, "reservists" 2.8) names what the documents lack: refused like an unknown name. Verb forms
-    # (-ed, -ing) are exempt; 0 = off. Chosen leaving one golden set out (docs/answers.md, session 20).
+    # (-ed, -ing) and misspellings of a readable word ("anual") are exempt; 0 = off. Chosen leaving one golden set
+    # out (docs/answers.md, session 20).
     answerability_rare_zipf: float = 4.0
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."

@@ -129,6 +129,30 @@ def zipf(word: str) -> float:
 _PRONOUNS = frozenset("hers theirs ours yours mine thine whom whose".split())
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def one_edit(word: str) -> set[str]:
+    """Every string one deletion, swap of neighbours, substitution or insertion of a letter away from ``word``."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return ({a + b[1:] for a, b in splits if b} | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+            | {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
+            | {a + c + b for a, b in splits for c in _LETTERS}) - {word}
+
+
+def misspelling(word: str, vocabulary: Mapping[str, int]) -> bool:
+    """True when ``word`` (5 letters or more) is one edit from a word whose stem is in ``vocabulary`` (stem →
+    document frequency) and nearly as long as ``word``, and is itself no common English word (Zipf under 3.0):
+    "anual" (1.58) of "annual", "paswords" of "passwords". Such a word is a slip of the asker's, not a thing the
+    documents lack. The length bound keeps a suffix from counting as a slip ("nursery" is no misspelt "nurses",
+    whose stem is "nurs"); the frequency bound keeps a real word from counting as one ("curtains", 3.66, is one
+    letter from "certains")."""
+    w = word.lower()
+    if len(w) < 5 or zipf(w) >= 3.0:
+        return False
+    return any(vocabulary.get(t, 0) > 0 and len(t) >= len(w) - 1 for t in map(stem, one_edit(w)))
+
+
 def rare_thing(word: str, below: float) -> bool:
     """True when ``word`` is a plain word rarer than ``below`` on the Zipf scale, not a verb form (-ed, -ing) and not
     a pronoun ("hers" 3.97 names nothing)."""
@@ -384,7 +408,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     rare: list[str] = []
     if rare_zipf > 0:
         asked = set(salient_terms(asking)) - aside
-        rare = [w for w, _ in unknown if rare_thing(w, rare_zipf) and stem(w.lower()) in asked]
+        rare = [w for w, _ in unknown if rare_thing(w, rare_zipf) and stem(w.lower()) in asked
+                and (df is None or not misspelling(w, df))]
     # A graded code ("Level 5", "Category 9") is one identifier: its number alone is in every document.
     if df is not None:
         answer_codes = graded_codes(evidence_text)

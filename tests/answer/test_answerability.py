@@ -349,10 +349,24 @@ def test_a_rare_word_no_readable_document_contains_is_unanswerable():
         (False, "asks about the rare word motorbike, which no readable document contains", True)
     assert assess(q, q, said, [], w, None, 0.0, 0.0).answerable  # off: only reported
     assert assess(q, q, said, [], w, None, 0.0, 0.0, rare_zipf=3.0).answerable  # 3.19 is not below 3.0
+    # A slip of the asker's is no missing thing: "offise" is one letter from the documents' "office".
+    typo = "May staff bring a dog to the offise on Fridays?"
+    assert assess(typo, typo, said, [], w, None, 0.0, 0.0, rare_zipf=4.0).answerable
     for asked in ("May staff who faked a dog bring it to the office on Fridays?",
                   "I ride a motorbike. May staff bring a dog to the office on Fridays?",
                   "May staff bring a dog to the office on Fridays, not counting the motorbike?"):
         assert assess(asked, asked, said, [], w, None, 0.0, 0.0, rare_zipf=4.0).answerable, asked
+
+
+def test_one_edit_and_misspellings():
+    from ragbench.answer.answerability import misspelling, one_edit
+
+    # 2 deletions, 1 swap, 2 × 25 substitutions, 3 × 26 insertions of which 2 repeat ("aab", "abb")
+    assert len(one_edit("ab")) == 2 + 1 + 50 + 76
+    assert {"a", "b", "ba", "abc", "xab", "ac"} <= one_edit("ab") and "ab" not in one_edit("ab")
+    vocabulary = {stem(w): 1 for w in ("annual", "passwords", "nurses", "certain", "leave")}
+    assert [misspelling(w, vocabulary) for w in ("anual", "Paswords", "nursery", "curtains", "leav", "motorbike")] == \
+        [True, True, False, False, False, False]
 
 
 def test_a_graded_code_no_readable_document_mentions_is_unanswerable():
