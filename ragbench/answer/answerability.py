@@ -126,9 +126,6 @@ def zipf(word: str) -> float:
     return float(zipf_frequency(word, "en"))
 
 
-_PRONOUNS = frozenset("hers theirs ours yours mine thine whom whose".split())
-
-
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -151,6 +148,9 @@ def misspelling(word: str, vocabulary: Mapping[str, int]) -> bool:
     if len(w) < 5 or zipf(w) >= 3.0:
         return False
     return any(vocabulary.get(t, 0) > 0 and len(t) >= len(w) - 1 for t in map(stem, one_edit(w)))
+
+
+_PRONOUNS = frozenset("hers theirs ours yours mine thine whom whose".split())
 
 
 def rare_thing(word: str, below: float) -> bool:
@@ -362,7 +362,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # A term only of the question's setting ("My brother passed away at the weekend." before "How much paid time
     # off can I have?") describes the asker, not what is asked: coverage counts what is asked.
     setting, asking = split_setting(question)
-    told = set(salient_terms(setting)) - set(salient_terms(asking))
+    asking_terms = set(salient_terms(asking))
+    told = set(salient_terms(setting)) - asking_terms
     # Nor does a clause the question sets aside ("…, not counting bank holidays?", "instead of coming in").
     aside = told | (own - set(salient_terms(without_exclusions(question))))
     # Unless nothing would be left to cover: then the setting is all there is to go on.
@@ -407,7 +408,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # one part of a multi-part question only, so that reason is splittable.
     rare: list[str] = []
     if rare_zipf > 0:
-        asked = set(salient_terms(asking)) - aside
+        asked = asking_terms - aside
         rare = [w for w, _ in unknown if rare_thing(w, rare_zipf) and stem(w.lower()) in asked
                 and (df is None or not misspelling(w, df))]
     # A graded code ("Level 5", "Category 9") is one identifier: its number alone is in every document.

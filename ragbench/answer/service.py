@@ -393,32 +393,30 @@ class AnsweringService:
         readable = allowed_doc_ids([h.doc_id for h in top], who, self.store)
         return self._context([h for h in top if h.doc_id not in readable])
 
+    def passage_terms(self, hit: Hit) -> set[str]:
+        """The terms of a passage's text, title and headings (one store read for the headings)."""
+        return term_set(f"{hit.text} . {self.passage_context(hit)}")
+
     def restricted_terms(self, restricted: Sequence[Hit]) -> set[str]:
         """The terms of these passages and their contexts (only set membership leaves the method)."""
-        out: set[str] = set()
-        for h in restricted:
-            out |= term_set(f"{h.text} . {self.passage_context(h)}")
-        return out
+        return set().union(*map(self.passage_terms, restricted))
 
     def restricted_lead(self, query: str, who: Principal, hits: Sequence[Hit],
-                        restricted: Sequence[Hit] | None = None) -> float:
+                        restricted: Sequence[set[str]] | None = None) -> float:
         """How much more of ``query``'s salient terms (IDF over what ``who`` may read) the best-covering passage
         ``who`` may not read covers than the best of ``hits`` (the asker's passages), among
-        :meth:`restricted_passages` (given, or searched); 0 when there are none or the asker's cover as much. Only
-        this number leaves the method: the restricted text never reaches a prompt, an answer, a citation or a
-        log."""
+        :meth:`restricted_passages` (their :meth:`passage_terms` given, or searched); 0 when there are none or the
+        asker's cover as much. Only this number leaves the method: the restricted text never reaches a prompt, an
+        answer, a citation or a log."""
         if restricted is None:
-            restricted = self.restricted_passages(query, who)
+            restricted = [self.passage_terms(h) for h in self.restricted_passages(query, who)]
         if not restricted:
             return 0.0
         terms = salient_terms(query)
         weights = self.term_weights(who)
-
-        def covered(hit: Hit) -> float:
-            return coverage(terms, term_set(f"{hit.text} . {self.passage_context(hit)}"), weights)
-
-        best_restricted = max(covered(h) for h in restricted)
-        return max(0.0, best_restricted - max((covered(h) for h in hits), default=0.0))
+        best_restricted = max(coverage(terms, t, weights) for t in restricted)
+        return max(0.0, best_restricted - max((coverage(terms, self.passage_terms(h), weights) for h in hits),
+                                              default=0.0))
 
     def answer(self, question: str, principal: Principal | str | None, tenant: str | None = None,
                query: str | None = None) -> Answer:
@@ -450,9 +448,10 @@ class AnsweringService:
             if base["restricted_gap"] >= self.cfg.restricted_gap:
                 # The same reason as a weak retrieval: the reply does not say that a restricted document exists.
                 return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
-        restricted: list[Hit] = []
+        # The terms of the passages the asker may not read among the question's top, each read once for both uses.
+        restricted: list[set[str]] = []
         if self.cfg.answerability and (self.cfg.restricted_coverage or self.cfg.answerability_everyday_zipf > 0):
-            restricted = self.restricted_passages(asked, who)
+            restricted = [self.passage_terms(h) for h in self.restricted_passages(asked, who)]
         if self.cfg.restricted_coverage and self.cfg.answerability:
             base["restricted_lead"] = self.restricted_lead(asked, who, hits[:top_k], restricted)
         if self.reranker is not None:
@@ -503,7 +502,7 @@ class AnsweringService:
         contexts = self.sentence_contexts(report, hits) if self.cfg.answerability or judge is not None else []
         check = self.answerability(question, asked, report, hits, who, contexts,
                                    similarity_route=base.get("restricted_lead", 0.0) <= 0,
-                                   restricted_terms=self.restricted_terms(restricted)
+                                   restricted_terms=set().union(*restricted)
                                    if self.cfg.answerability_everyday_zipf > 0 else None)
         if check is not None and not check.answerable:
             refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
