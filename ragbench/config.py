@@ -208,6 +208,11 @@ class AnswerConfig:
     # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive
     # content words to a follow-up; "seed" is the Enterprise source's rewriter (seed-behaviour 3.9) verbatim.
     rewriter: Literal["subject", "seed"] = "subject"
+    # A follow-up refused on its retrieved passages is read once more with up to this many passages of the documents
+    # the conversation's earlier answers cited, ranked by coverage of the follow-up's own words ("And on a Saturday
+    # night?" finds the weekend supplement of the price list quoted a turn before); 0 = off. 1, 3 and 5 give the
+    # same decisions on the twelve golden sets (docs/answers.md, session 21).
+    followup_focus: int = 3
     # Optional query-likelihood reranker (ragbench.answer.rerank): a local chat model name such as "llama" reorders
     # the first rerank_depth permitted passages by log P(question | passage) before the top-k cut; "" = off.
     rerank: str = ""
@@ -371,6 +376,7 @@ FIELD_RANGES.update({
     "retrieval.k": "[1, inf)",
     "answer.top_k": "[1, inf)", "answer.min_support_sentence": "[0, 1]", "answer.min_support_ratio": "[0, 1]",
     "answer.candidate_k": "[1, inf)", "answer.rerank_depth": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
+    "answer.followup_focus": "[0, inf)",
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.extractive_same_passage_sentences": "[0, inf)", "answer.extractive_same_passage_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",

@@ -33,6 +33,8 @@ CREATE TABLE IF NOT EXISTS chat_messages (
     PRIMARY KEY (session_id, seq)
 );
 """
+#: ``Message.meta`` key under which an assistant turn keeps the ids of the documents its answer cited.
+CITED_META = "cited_docs"
 
 
 def session_title(question: str) -> str:
@@ -65,8 +67,16 @@ class ChatSession:
         for role, content, answer_id in self.service.store.query(
                 "SELECT role, content, answer_id FROM chat_messages WHERE session_id = ? ORDER BY seq", (session_id,)):
             # The standalone form is recomputed in order (deterministic), so it is not stored.
-            meta = {QUERY_META: self.rewrite(content)} if role == "user" else {}
-            self.history.append(Message(role, content, {**meta, **({"answer_id": answer_id} if answer_id else {})}))
+            meta: dict[str, Any] = {QUERY_META: self.rewrite(content)} if role == "user" else {}
+            if answer_id:
+                meta = {"answer_id": answer_id, CITED_META: self._cited_docs(answer_id)}
+            self.history.append(Message(role, content, meta))
+
+    def _cited_docs(self, answer_id: str) -> tuple[str, ...]:
+        """The documents a logged answer cited (the answer log keeps chunk ids; none when answers are not logged)."""
+        entry = self.service.answer_log.get(answer_id) if self.service.log_answers else None
+        chunks = [self.service.store.get_chunk(c) for c in (entry or {}).get("cited_chunk_ids", ())]
+        return tuple(dict.fromkeys(c.doc_id for c in chunks if c is not None))
 
     def rewrite(self, question: str) -> str:
         """The standalone form of ``question`` after this session's history (``answer.rewriter``)."""
@@ -76,12 +86,21 @@ class ChatSession:
         # Only words the asker's documents contain are carried: a word of none matches no passage.
         return rewrite_subject(question, self.history, weights, known=weights.df)
 
+    def focus_docs(self) -> list[str]:
+        """The documents this conversation's answers cited, the latest answer's first (``answer.followup_focus``)."""
+        docs: list[str] = []
+        for m in reversed(self.history):
+            if m.role == "assistant":
+                docs += [d for d in m.meta.get(CITED_META, ()) if d not in docs]
+        return docs
+
     def ask(self, question: str) -> Answer:
         """Answer a (follow-up) question; the retrieval query is the rewrite, the history keeps the original."""
         if not isinstance(question, str) or not question.strip():
             raise DataError(f"question must be a non-blank string, found {question!r}.")
         query = self.rewrite(question)
-        result = self.service.answer(question, self.principal, tenant=self.tenant, query=query)
+        result = self.service.answer(question, self.principal, tenant=self.tenant, query=query,
+                                     focus_docs=self.focus_docs())
         self._append(question.strip(), result, query)
         return result
 
@@ -100,4 +119,5 @@ class ChatSession:
                          (self.session_id, seq + 1, result.answer, result.answer_id, result.prompt_version))
         self.history.append(Message("user", question, {QUERY_META: query or question}))
         self.history.append(Message("assistant", result.answer, {"answer_id": result.answer_id,
+                                                                 CITED_META: tuple(result.cited_doc_ids),
                                                                  "prompt_version": result.prompt_version}))

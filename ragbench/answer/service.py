@@ -48,6 +48,8 @@ REFUSAL_REASONS = ("insufficient-retrieval", "insufficient-grounding", "unanswer
                    "empty-answer", "model-error", "judge-rejected")
 
 #: Openings of a generative model's refusal besides the exact sentence (small models paraphrase it).
+#: A follow-up refused for these reasons is read once more with its conversation's documents (``focus_docs``).
+FOCUS_RETRY = ("insufficient-retrieval", "unanswerable-question")
 REFUSAL_CUES = ("i don't have enough information", "i do not have enough information", "i don't know",
                 "i do not know", "the passages do not", "the context does not", "there is no information")
 
@@ -189,6 +191,9 @@ class AnsweringService:
                      "restricted_gap"):
             if not 0.0 <= getattr(c, name) <= 1.0:
                 raise ConfigError(f"answer.{name} must be in [0, 1], found {getattr(c, name)}.")
+        if c.followup_focus < 0:
+            raise ConfigError(f"answer.followup_focus must be ≥ 0 passages, found {c.followup_focus}. "
+                              "Fix: e.g. 3, or 0 to never read a refused follow-up again.")
         if c.whole_sentences < 0:
             raise ConfigError(f"answer.whole_sentences must be ≥ 0 characters, found {c.whole_sentences}. "
                               "Fix: e.g. 300, or 0 to keep chunks as retrieved.")
@@ -419,35 +424,67 @@ class AnsweringService:
                                               default=0.0))
 
     def answer(self, question: str, principal: Principal | str | None, tenant: str | None = None,
-               query: str | None = None) -> Answer:
+               query: str | None = None, focus_docs: Sequence[str] = ()) -> Answer:
         """Answer ``question`` as ``principal``; ``query`` (default: the question) is what is retrieved and asked
-        (a chat session passes the rewritten follow-up here)."""
+        (a chat session passes the rewritten follow-up here, and the documents its earlier answers cited as
+        ``focus_docs``: a follow-up refused on the retrieved passages is read once more with the passages of those
+        documents that share its own words, and answered from them if it passes then, ``answer.followup_focus``)."""
         self._check_cfg()
         who = self.resolve(principal)
         if not isinstance(question, str) or not question.strip():
             raise DataError(f"question must be a non-blank string, found {question!r}.")
         asked = (query or question).strip()
         tenant = tenant or self.tenant or self.cfg.tenant
+        result = self._respond(question.strip(), asked, who, tenant)
+        if (result.refused and result.refusal_reason in FOCUS_RETRY and focus_docs and asked != question.strip()
+                and self.cfg.followup_focus > 0):
+            focus = self.focus_passages(question.strip(), who, focus_docs)
+            again = self._respond(question.strip(), asked, who, tenant, focus) if focus else result
+            # Refused again: the first refusal stands (its reason and passages are the turn's own).
+            result = result if again.refused else again
+        return self._finish(who, tenant, result)
+
+    def focus_passages(self, question: str, who: Principal, docs: Sequence[str]) -> list[Hit]:
+        """Up to ``answer.followup_focus`` passages of ``docs`` that ``who`` may read, ranked by the IDF-weighted
+        coverage of ``question``'s own salient terms (the user's words, not the carried subject), those covering
+        nothing left out (score 0 here; :meth:`_respond` puts them at the weakest retrieved passage's score)."""
+        terms = salient_terms(question)
+        if not terms:
+            return []
+        weights = self.term_weights(who)
+        readable = {h.doc_id for h in post_filter([Hit(d, d, 0.0, 0) for d in dict.fromkeys(docs)], who, self.store)}
+        scored = [(coverage(terms, term_set(c.text), weights), c) for c in self.store.chunks(sorted(readable))]
+        scored = sorted((t for t in scored if t[0] > 0), key=lambda t: -t[0])[: self.cfg.followup_focus]
+        return [Hit(c.chunk_id, c.doc_id, 0.0, i, c.text, "", c.start, c.end) for i, (_, c) in enumerate(scored)]
+
+    def _respond(self, question: str, asked: str, who: Principal, tenant: str, focus: Sequence[Hit] = ()) -> Answer:
+        """The answer before it is logged; ``focus`` passages join the retrieved ones, interleaved."""
         if self.budget is not None:
             self.budget.check(tenant)
         template = self.prompts.ensure_default(self.cfg.prompt_name)
-        base: dict[str, Any] = dict(question=question.strip(), query=asked, prompt_version=template.id,
+        base: dict[str, Any] = dict(question=question, query=asked, prompt_version=template.id,
                     model_id=str(self.chat_model.model_id), retrieval_mode=self.retrieval_mode)
 
         raw = self.retrieve(asked, who)
         top_k = self.passage_budget(asked)
+        if focus:
+            # Rank by rank with the retrieved passages, at the weakest one's score (the reader weighs by score).
+            retrieved = list(raw)[:top_k]
+            floor = min((h.score for h in retrieved), default=0.0)
+            raw = interleave([retrieved, [replace(h, score=floor) for h in focus]], len(retrieved) + len(focus))
+            top_k = len(raw)
         depth = max(top_k, self.cfg.rerank_depth) if self.reranker is not None else top_k
         hits = self._context(post_filter(raw, who, self.store)[:depth])
         if self.cfg.quarantine:
             hits = self.quarantine.redact(hits)  # flagged text never reaches the model, the answer or a citation
         best = max((h.score for h in hits), default=0.0)  # the retriever's scores: the floor and the gap use them
         if not hits or best < self.cfg.min_retrieval_score:
-            return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
+            return self._refusal(base, "insufficient-retrieval", 0.0, 0, hits)
         if self.cfg.restricted_gap > 0:
             base["restricted_gap"] = self.restricted_gap(asked, who, best)
             if base["restricted_gap"] >= self.cfg.restricted_gap:
                 # The same reason as a weak retrieval: the reply does not say that a restricted document exists.
-                return self._finish(who, tenant, self._refusal(base, "insufficient-retrieval", 0.0, 0, hits))
+                return self._refusal(base, "insufficient-retrieval", 0.0, 0, hits)
         # The terms of the passages the asker may not read among the question's top, each read once for both uses.
         restricted: list[set[str]] = []
         if self.cfg.answerability and (self.cfg.restricted_coverage or self.cfg.answerability_everyday_zipf > 0):
@@ -463,12 +500,12 @@ class AnsweringService:
             judged = self.judge.rank(asked, hits)
             kept = [replace(h, score=p) for h, p in judged if p >= self.judge.min_yes]
             if not kept:
-                return self._finish(who, tenant, self._refusal(base, "judge-rejected", 0.0, 0, hits))
+                return self._refusal(base, "judge-rejected", 0.0, 0, hits)
             hits = kept
 
         weights = self.term_weights(who)
-        focus = question.strip() if asked != question.strip() else None
-        messages, context = self.build_messages(asked, hits, template, focus=focus,
+        focus_words = question if asked != question else None
+        messages, context = self.build_messages(asked, hits, template, focus=focus_words,
                                                 weights={t: weights(t) for t in salient_terms(asked)})
         context_tokens = count_tokens(context)
         try:
@@ -477,8 +514,8 @@ class AnsweringService:
                 raise ModelError(f"chat model returned {type(completion).__name__}, expected a Completion.")
         except (ModelError, NetworkError) as exc:
             log.warning("chat model failed (%s); refusing", type(exc).__name__)
-            return self._finish(who, tenant, self._refusal(base, "model-error", 0.0, context_tokens, hits,
-                                                           error=f"{type(exc).__name__}: {exc}"))
+            return self._refusal(base, "model-error", 0.0, context_tokens, hits,
+                                 error=f"{type(exc).__name__}: {exc}")
         if self.budget is not None:
             self.budget.record(tenant, completion.model_id, completion.prompt_tokens, completion.completion_tokens)
         base["model_id"] = completion.model_id
@@ -486,16 +523,14 @@ class AnsweringService:
                                       completion_tokens=completion.completion_tokens)
         text = completion.text.strip()
         if not text:
-            return self._finish(who, tenant, self._refusal(base, "empty-answer", 0.0, context_tokens, hits, **tokens))
+            return self._refusal(base, "empty-answer", 0.0, context_tokens, hits, **tokens)
         if is_refusal(text):
-            return self._finish(who, tenant, self._refusal(base, "model-refused", 0.0, context_tokens, hits,
-                                                           **tokens))
+            return self._refusal(base, "model-refused", 0.0, context_tokens, hits, **tokens)
         report = verify(text, hits, self.cfg.min_support_sentence, self.cfg.grounding, self.embedder,
                         self.cfg.min_embedding_support)
         if report.support_ratio < self.cfg.min_support_ratio:
-            return self._finish(who, tenant, self._refusal(base, "insufficient-grounding", report.support_ratio,
-                                                           context_tokens, hits, sentences=report.sentences,
-                                                           **tokens))
+            return self._refusal(base, "insufficient-grounding", report.support_ratio, context_tokens, hits,
+                                 sentences=report.sentences, **tokens)
         citations = build_citations(text, hits, report)
         judge = self.judge if self.cfg.judge_mode == "verdict" else None
         # Each sentence's title, headings and table header, read once (store reads) for the check and the judge.
@@ -507,7 +542,7 @@ class AnsweringService:
         if check is not None and not check.answerable:
             refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                     sentences=report.sentences, **tokens)
-            return self._finish(who, tenant, replace(refusal, answerability=check))
+            return replace(refusal, answerability=check)
         if judge is not None:
             # The standalone form: a follow-up ("And for a weekend night?") is judged with its carried subject.
             # A better match the asker may not read (the restricted gap, above 0) asks for a surer verdict.
@@ -519,12 +554,11 @@ class AnsweringService:
             if not verdict.accepted:
                 refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
                                         sentences=report.sentences, **tokens)
-                return self._finish(who, tenant, replace(refusal, answerability=check))
-        result = Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
-                        support_ratio=report.support_ratio, citations=tuple(citations),
-                        context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
-                        sentences=report.sentences, answerability=check, **tokens, **base)
-        return self._finish(who, tenant, result)
+                return replace(refusal, answerability=check)
+        return Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
+                      support_ratio=report.support_ratio, citations=tuple(citations),
+                      context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
+                      sentences=report.sentences, answerability=check, **tokens, **base)
 
     def term_weights(self, who: Principal) -> TermWeights:
         """IDF over the documents ``who`` may read (cached; recounted when the store changes)."""

@@ -324,3 +324,36 @@ def test_golden_run_params_name_the_answer_systems_and_the_judge_template():
         "judge_profile.judges": "llama", "judge_profile.template": "rag.judge@v3",
         "judge_profile.min_yes": "0.35", "judge_profile.min_yes_restricted": "0.45"}
     assert judged["eval.answer_systems"] == "answer,answer-judge-llama" and judged["eval.modes"] == "bm25,dense"
+
+
+def test_a_refused_followup_is_read_again_in_the_documents_the_chat_cited():
+    """Marrowgate m082 → m083 (dense, MiniLM): "And on a Saturday night?" after a Garden double's price. The
+    retrieved passages hold no weekend price, so the turn alone is refused; read again with the passages of the
+    price list the first answer cited that share its own words, it quotes the weekend supplement."""
+
+    from ragbench.answer import ChatSession
+    from ragbench.eval.answers import build_service, build_store
+    from ragbench.retrieval.embedding import make_embedder
+
+    golden = load_golden(Path(__file__).resolve().parents[2] / "data" / "golden_marrowgate")
+    cfg = answer_config(None, "dense")
+    emb = make_embedder(cfg.embedding)
+    store = build_store(golden, cfg, emb)
+    first, second = golden.question("m082"), golden.question("m083")
+    replies = {}
+    for focus in (3, 0):
+        svc = build_service(golden, with_overrides(cfg, {"answer.followup_focus": focus}), "dense", emb, store=store)
+        chat = ChatSession(svc, first.asked_by)
+        assert not chat.ask(first.question).refused
+        assert chat.focus_docs() == ["pub-room-rates"]
+        replies[focus] = chat.ask(second.question)
+    assert replies[0].refused and replies[0].refusal_reason == "unanswerable-question"
+    on = replies[3]
+    assert not on.refused and on.cited_doc_ids == ["pub-room-rates"]
+    assert "Weekends at Kelderby Manor: add £30 per night on Friday and Saturday nights all year." in on.answer
+    assert on.query == "And on a Saturday night? (referring to garden double kelderby manor season)"
+    # A first question is no follow-up: the focus documents are not consulted even when given.
+    svc = build_service(golden, cfg, "dense", emb, store=store)
+    alone = svc.answer(second.question, second.asked_by, focus_docs=["pub-room-rates"])
+    plain = svc.answer(second.question, second.asked_by)
+    assert (alone.answer, alone.context_chunk_ids) == (plain.answer, plain.context_chunk_ids)

@@ -167,6 +167,38 @@ def test_chat_session_rewrites_and_keeps_the_original(store):
     assert len(chat.history) == 4
 
 
+def test_chat_focus_documents_survive_a_reload_from_the_answer_log(store):
+    """The documents a conversation's answers cited (latest first) come back from the answer log when a session is
+    reopened; a refused turn cites none, and without an answer log there is nothing to recover."""
+    svc = service(store)
+    chat = ChatSession(svc, "hr-user")
+    assert chat.ask("How many days of paid time off do employees get?").cited_doc_ids == ["pto"]
+    assert chat.ask("Who do I report conduct concerns to?").cited_doc_ids == ["conduct"]
+    assert chat.ask("What is the zebraquartz vesting year?").refused
+    assert chat.focus_docs() == ["conduct", "pto"]
+    assert ChatSession(svc, "hr-user", session_id=chat.session_id).focus_docs() == ["conduct", "pto"]
+    unlogged = service(store, log_answers=False)
+    assert ChatSession(unlogged, "hr-user", session_id=chat.session_id).focus_docs() == []
+    # A follow-up refused again with the focus passages keeps its first refusal (reason and passages).
+    calls = []
+    inner = svc._respond
+
+    def spy(*args):
+        calls.append(args)
+        return inner(*args)
+
+    svc._respond = spy
+    q, query = "And the zebraquartz days?", "And the zebraquartz days? (referring to paid time off)"
+    a = svc.answer(q, "hr-user", query=query, focus_docs=["conduct", "pto"])
+    assert len(calls) == 2 and [h.doc_id for h in calls[1][4]] == ["pto"]
+    assert (a.refused, a.refusal_reason) == (True, "unanswerable-question")
+    assert a.answerability.reason == "asks about the rare word zebraquartz, which no readable document contains"
+    first = inner(*calls[0])
+    assert a.context_chunk_ids == first.context_chunk_ids and a.answer == first.answer
+    with pytest.raises(ConfigError, match="followup_focus must be ≥ 0 passages, found -1"):
+        service(store, cfg=AnswerConfig(followup_focus=-1)).answer(Q, "hr-user")
+
+
 class KeywordJudge:
     """A graded judge: P(yes) 0.9 when the judged TEXT holds ``word``, else 0.1; records what it was shown."""
 
