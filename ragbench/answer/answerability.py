@@ -35,8 +35,8 @@ import numpy as np
 
 from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type
 from ..llm.parts import split_setting
-from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, graded_codes, is_number, salient_terms, stem,
-                           term_set, without_exclusions, words)
+from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, coverage, graded_codes, is_number,
+                           salient_terms, stem, term_set, without_exclusions, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS, tokenize
@@ -158,22 +158,6 @@ def rare_thing(word: str, below: float) -> bool:
     a pronoun ("hers" 3.97 names nothing)."""
     w = word.lower()
     return w.isalpha() and not w.endswith(("ed", "ing")) and w not in _PRONOUNS and zipf(w) < below
-
-
-def coverage_weighted(terms: Sequence[str], evidence: set[str], weight: Callable[[str], float]) -> float:
-    """Weighted share of ``terms`` in ``evidence`` (1.0 when they weigh nothing)."""
-    total = sum(weight(t) for t in terms)
-    if total <= 0:
-        return 1.0
-    return sum(weight(t) for t in terms if t in evidence) / total
-
-
-def coverage(question_terms: Sequence[str], answer_terms: set[str], weights: TermWeights) -> float:
-    """IDF-weighted share of ``question_terms`` found in ``answer_terms`` (1.0 for a question without terms)."""
-    total = sum(weights(t) for t in question_terms)
-    if total <= 0:
-        return 1.0
-    return sum(weights(t) for t in question_terms if t in answer_terms) / total
 
 
 # ------------------------------------------------------------------------------------------ the check
@@ -382,7 +366,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     def weight(t: str) -> float:
         return 0.0 if t in skipped or t in plain else weights(t) * (1.0 if t in own else 0.5)
 
-    cov = coverage_weighted(terms, answer_terms, weight)
+    cov = coverage(terms, answer_terms, weight)
     soft = soft_coverage(terms, surface, {**content_words(evidence_text), **{t: t for t in met}}, weight, matcher,
                          min_word_similarity)
     sim = 0.0
