@@ -186,6 +186,11 @@ class AnswerConfig:
     # (-ed, -ing) and misspellings of a readable word ("anual") are exempt; 0 = off. Chosen leaving one golden set
     # out (docs/answers.md, session 20).
     answerability_rare_zipf: float = 4.0
+    # The asked answer type (money, a time, a number …) must be stated by a sentence that, read with its own title and
+    # headings, covers at least this share of the question's weighted terms: a price quoted beside the answer from
+    # another passage does not answer "How much is afternoon tea?"; 0 = the type anywhere in the answer. Chosen
+    # leaving one golden set out (every fold: 0.2; docs/answers.md, session 21).
+    answerability_type_coverage: float = 0.2
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.
@@ -376,7 +381,7 @@ FIELD_RANGES.update({
     "retrieval.k": "[1, inf)",
     "answer.top_k": "[1, inf)", "answer.min_support_sentence": "[0, 1]", "answer.min_support_ratio": "[0, 1]",
     "answer.candidate_k": "[1, inf)", "answer.rerank_depth": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
-    "answer.followup_focus": "[0, inf)",
+    "answer.followup_focus": "[0, inf)", "answer.answerability_type_coverage": "[0, 1]",
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.extractive_same_passage_sentences": "[0, inf)", "answer.extractive_same_passage_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",

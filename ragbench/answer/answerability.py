@@ -315,7 +315,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_conflicts: bool = True, min_unknown_similarity: float = 0.0,
            check_rarest: bool = False, check_names: bool = True, similarity_route: bool = True,
            document_terms: set[str] | None = None, everyday_zipf: float = 0.0,
-           restricted_terms: set[str] | None = None, rare_zipf: float = 0.0) -> AnswerabilityReport:
+           restricted_terms: set[str] | None = None, rare_zipf: float = 0.0,
+           sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -331,8 +332,14 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     > 0, a question word no readable document contains weighs nothing in coverage when it is an everyday English word
     (Zipf ≥ ``everyday_zipf``: "expected", "supposed", "turn") and no restricted passage among the question's top
     (``restricted_terms``) contains it either. With ``rare_zipf`` > 0, an asked word no readable document contains
-    that is rarer than that in general English ("motorbike" 3.2) and no verb form is unanswerable, like a name."""
-    sentences = [s for s in sentences if s.strip()]
+    that is rarer than that in general English ("motorbike" 3.2) and no verb form is unanswerable, like a name.
+    With ``type_coverage`` > 0, the asked type counts only in a sentence that, with its own title and headings
+    (``sentence_contexts``, one per sentence), covers at least that share of the question's weighted terms: a
+    percentage from another passage ("25 per cent off treatments") does not answer "What commission do spa
+    therapists earn?"."""
+    own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
+    kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
+    sentences = [s for s, _ in kept]
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
     kind = expected_type(question)
@@ -367,6 +374,12 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         return 0.0 if t in skipped or t in plain else weights(t) * (1.0 if t in own else 0.5)
 
     cov = coverage(terms, answer_terms, weight)
+    on_topic = True
+    if found and kind is not None and type_coverage > 0:
+        # The asked kind of value must come from a sentence about what is asked, not from a neighbour quoted
+        # beside it: some sentence must state the type and, read with its own headings, cover enough.
+        on_topic = any(has_type(s, kind, question) and coverage(terms, term_set(f"{s} . {c}") | met, weight)
+                       >= type_coverage for s, c in kept)
     soft = soft_coverage(terms, surface, {**content_words(evidence_text), **{t: t for t in met}}, weight, matcher,
                          min_word_similarity)
     sim = 0.0
@@ -431,6 +444,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                    rarest_missing=rarest_missing)
     if check_type and not found:
         return AnswerabilityReport(cov, sim, kind, False, False, f"no {kind} in the answer", **signals)
+    if check_type and not on_topic:
+        return AnswerabilityReport(cov, sim, kind, False, False, f"no {kind} in an answer sentence on the question's "
+                                   f"topic (coverage < {type_coverage})", **signals)
     if clash:
         return AnswerabilityReport(cov, sim, kind, found, False, "answers another " + "; ".join(clash), **signals)
     if check_rarest and rarest_missing is not None:

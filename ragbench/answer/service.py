@@ -188,7 +188,7 @@ class AnsweringService:
             raise ConfigError(f"answer.top_k, answer.candidate_k and answer.rerank_depth must be ≥ 1, found "
                               f"{c.top_k}, {c.candidate_k}, {c.rerank_depth}.")
         for name in ("min_support_sentence", "min_support_ratio", "answerability_min_coverage", "superseded_weight",
-                     "restricted_gap"):
+                     "restricted_gap", "answerability_type_coverage"):
             if not 0.0 <= getattr(c, name) <= 1.0:
                 raise ConfigError(f"answer.{name} must be in [0, 1], found {getattr(c, name)}.")
         if c.followup_focus < 0:
@@ -534,8 +534,9 @@ class AnsweringService:
         citations = build_citations(text, hits, report)
         judge = self.judge if self.cfg.judge_mode == "verdict" else None
         # Each sentence's title, headings and table header, read once (store reads) for the check and the judge.
-        contexts = self.sentence_contexts(report, hits) if self.cfg.answerability or judge is not None else []
-        check = self.answerability(question, asked, report, hits, who, contexts,
+        own = self.own_contexts(report, hits) if self.cfg.answerability or judge is not None else []
+        contexts = list(dict.fromkeys(c for c in own if c))
+        check = self.answerability(question, asked, report, hits, who, own,
                                    similarity_route=base.get("restricted_lead", 0.0) <= 0,
                                    restricted_terms=set().union(*restricted)
                                    if self.cfg.answerability_everyday_zipf > 0 else None)
@@ -573,12 +574,18 @@ class AnsweringService:
         return self._quarantine
 
     def sentence_contexts(self, report: Any, hits: Sequence[Hit]) -> list[str]:
-        """For each answer sentence, the title and headings of the passage paragraph it was quoted from."""
+        """The titles and headings of the passage paragraphs the answer sentences were quoted from, each once."""
+        return list(dict.fromkeys(c for c in self.own_contexts(report, hits) if c))
+
+    def own_contexts(self, report: Any, hits: Sequence[Hit]) -> list[str]:
+        """For each answer sentence, in order, the title and headings of the passage paragraph it was quoted from
+        ("" when it comes from no passage)."""
         by_chunk = {h.chunk_id: h for h in hits}
         out = []
         for s in report.sentences:
             hit = by_chunk.get(s.chunk_id) if s.chunk_id else None
             if hit is None:
+                out.append("")
                 continue
             words = tokenize(s.sentence.text)[:6]
             trail: list[str] = []
@@ -588,14 +595,14 @@ class AnsweringService:
                     trail = heads
                     break
             out.append(contexts([self.passage_context(hit), *trail]))
-        return list(dict.fromkeys(out))
+        return out
 
     def answerability(self, question: str, query: str, report: Any, hits: Sequence[Hit],
                       who: Principal, contexts: Sequence[str] | None = None,
                       similarity_route: bool = True, restricted_terms: set[str] | None = None
                       ) -> AnswerabilityReport | None:
         """Does the grounded reply answer the question? (``None`` when ``answer.answerability`` is off.)
-        ``contexts``: :meth:`sentence_contexts` when the caller has them already; ``similarity_route=False``: the
+        ``contexts``: :meth:`own_contexts` when the caller has them already; ``similarity_route=False``: the
         reply must pass on coverage (:meth:`restricted_lead`); ``restricted_terms``: the terms of the passages the
         asker may not read that rank among the question's top (:meth:`restricted_terms`), whose words keep their
         weight in coverage however everyday they are."""
@@ -604,7 +611,8 @@ class AnsweringService:
         if self._matcher is None and self.embedder is not None:
             self._matcher = WordMatcher(self.embedder)
         sentences = [s.sentence.text for s in report.sentences]
-        titles = list(contexts) if contexts is not None else self.sentence_contexts(report, hits)
+        sentence_contexts = list(contexts) if contexts is not None else self.own_contexts(report, hits)
+        titles = list(dict.fromkeys(c for c in sentence_contexts if c))
         c = self.cfg
         weights = self.term_weights(who)
         quoted = None
@@ -620,7 +628,7 @@ class AnsweringService:
                           self._matcher, c.answerability_min_word_similarity, c.answerability_conflicts,
                           c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names,
                           similarity_route, quoted, c.answerability_everyday_zipf, restricted_terms,
-                          c.answerability_rare_zipf)
+                          c.answerability_rare_zipf, sentence_contexts, c.answerability_type_coverage)
 
         whole = check(question.strip(), query)
         parts = question_parts(query) if c.decompose and whole.splittable else [query]

@@ -267,6 +267,8 @@ def test_the_judge_profile_lets_the_judge_decide():
     assert (cfg.judge, cfg.judge_mode, cfg.judge_min_yes, cfg.judge_min_yes_restricted) == \
         ("llama", "verdict", JUDGE_MIN_YES, 0.45)
     assert (cfg.answerability_min_coverage, cfg.answerability_min_similarity) == (0.0, 0.0)
+    # the answer type anywhere in the answer, as the profile was measured (the default reads it per sentence)
+    assert (cfg.answerability_type_coverage, RagbenchConfig().answer.answerability_type_coverage) == (0.0, 0.2)
     assert judge_config(RagbenchConfig(), None) == RagbenchConfig()
     assert judge_overrides("x")["answer.judge"] == "x" and JUDGE_MIN_YES == 0.35
     assert (system_name(), system_name("llama"), system_name(judge="llama")) == \
@@ -357,3 +359,25 @@ def test_a_refused_followup_is_read_again_in_the_documents_the_chat_cited():
     alone = svc.answer(second.question, second.asked_by, focus_docs=["pub-room-rates"])
     plain = svc.answer(second.question, second.asked_by)
     assert (alone.answer, alone.context_chunk_ids) == (plain.answer, plain.context_chunk_ids)
+
+
+def test_a_price_quoted_beside_the_answer_does_not_answer_an_unanswerable_question():
+    """Marrowgate m071 (dense, MiniLM): "How much is afternoon tea at The Quayside?" — no document prices it. The
+    reply quoted numbers only in sentences off the question's topic; with the type read per sentence it is refused,
+    and with ``answer.answerability_type_coverage=0`` (the type anywhere) it was answered."""
+    from ragbench.eval.answers import build_service, build_store
+    from ragbench.retrieval.embedding import make_embedder
+
+    golden = load_golden(Path(__file__).resolve().parents[2] / "data" / "golden_marrowgate")
+    cfg = answer_config(None, "dense")
+    emb = make_embedder(cfg.embedding)
+    store = build_store(golden, cfg, emb)
+    q = golden.question("m071")
+    assert q.should_refuse and q.tag == "refuse-unanswerable"
+    on = build_service(golden, cfg, "dense", emb, store=store).answer(q.question, q.asked_by)
+    assert on.refused and on.refusal_reason == "unanswerable-question"
+    assert on.answerability.reason == "no number in an answer sentence on the question's topic (coverage < 0.2)"
+    off = build_service(golden, with_overrides(cfg, {"answer.answerability_type_coverage": 0.0}), "dense", emb,
+                        store=store).answer(q.question, q.asked_by)
+    assert not off.refused and off.cited_doc_ids == ["pub-weddings-events", "pub-room-rates"]
+    assert "At The Quayside, the Harbour package costs £89 per guest" in off.answer  # a wedding price, not tea

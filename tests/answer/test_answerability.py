@@ -496,3 +496,30 @@ def test_combine_parts_verdicts():
     sibling = report(False, "names Ferriby, which the answer's documents never mention")
     split = combine_parts(sibling, [("a?", report(False, "names Ferriby, which …")), ("b?", report(True))])
     assert (split.answerable, split.unanswered_parts) == (True, ("a?",))
+
+
+def test_the_asked_type_must_come_from_a_sentence_on_the_question_s_topic():
+    """Marrowgate m061's shape: "What commission do spa therapists earn …?" answered with the contract sentence (no
+    rate) and a spa discount from a perks list (a percentage). The percentage is off the topic: that sentence and its
+    own heading cover under 0.2 of the question's weighted terms. Read under a heading that names the commission, the
+    same sentence is on the topic."""
+    spa = ("Retail sales are recorded against your name on TillPoint, and commission is paid at the rate in your "
+           "contract.")
+    perks = "Spa: 25 per cent off treatments at Brackenwell Spa."
+    w = TermWeights.from_texts([spa, perks, OFFICE])
+    q = "What commission do spa therapists earn on retail product sales?"
+    said = [spa, perks]
+    off = assess(q, q, said, ["Spa handbook", "Staff benefits"], w, None, 0.0, 0.0,
+                 sentence_contexts=["Spa handbook", "Staff benefits"], type_coverage=0.2)
+    assert (off.answerable, off.expected_type, off.type_found, off.reason) == (
+        False, "percent", False, "no percent in an answer sentence on the question's topic (coverage < 0.2)")
+    # 0 = the type anywhere in the answer (the rule off).
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, sentence_contexts=["", ""], type_coverage=0.0).answerable
+    on = assess(q, q, said, [], w, None, 0.0, 0.0, sentence_contexts=["", "Spa therapists: retail commission"],
+                type_coverage=0.2)
+    assert on.answerable and on.type_found
+    # Exactly at the bar passes: the perks sentence covers "spa" alone, log(4/1.5) of the question's total weight.
+    share = math.log(4 / 1.5) / (4 * math.log(4 / 1.5) + 3 * math.log(4 / 0.5))
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, sentence_contexts=["", ""], type_coverage=share).answerable
+    assert not assess(q, q, said, [], w, None, 0.0, 0.0, sentence_contexts=["", ""],
+                      type_coverage=share + 1e-9).answerable
