@@ -47,9 +47,9 @@ SYSTEM_INSTRUCTION = ("You answer questions about the company's documents using 
 REFUSAL_REASONS = ("insufficient-retrieval", "insufficient-grounding", "unanswerable-question", "model-refused",
                    "empty-answer", "model-error", "judge-rejected")
 
-#: Openings of a generative model's refusal besides the exact sentence (small models paraphrase it).
 #: A follow-up refused for these reasons is read once more with its conversation's documents (``focus_docs``).
 FOCUS_RETRY = ("insufficient-retrieval", "unanswerable-question")
+#: Openings of a generative model's refusal besides the exact sentence (small models paraphrase it).
 REFUSAL_CUES = ("i don't have enough information", "i do not have enough information", "i don't know",
                 "i do not know", "the passages do not", "the context does not", "there is no information")
 
@@ -534,9 +534,9 @@ class AnsweringService:
         citations = build_citations(text, hits, report)
         judge = self.judge if self.cfg.judge_mode == "verdict" else None
         # Each sentence's title, headings and table header, read once (store reads) for the check and the judge.
-        own = self.own_contexts(report, hits) if self.cfg.answerability or judge is not None else []
-        contexts = list(dict.fromkeys(c for c in own if c))
-        check = self.answerability(question, asked, report, hits, who, own,
+        per_sentence = self.own_contexts(report, hits) if self.cfg.answerability or judge is not None else []
+        contexts = list(dict.fromkeys(c for c in per_sentence if c))
+        check = self.answerability(question, asked, report, hits, who, per_sentence,
                                    similarity_route=base.get("restricted_lead", 0.0) <= 0,
                                    restricted_terms=set().union(*restricted)
                                    if self.cfg.answerability_everyday_zipf > 0 else None)
