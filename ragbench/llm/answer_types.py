@@ -24,6 +24,10 @@ ANSWER_TYPES = (PERSON, MONEY, PERCENT, NUMBER, TIME, PHONE, TEMPERATURE, FREQUE
 _Q_LEAD = r"^(?:(?:and|but|so|then|also|ok|okay)\b[\s,]*)*"
 _WHO = re.compile(_Q_LEAD + r"(?:who|whom|whose)\b|\bname of\b", re.IGNORECASE)
 _HOW_MUCH = re.compile(_Q_LEAD + r"how\s+much\b", re.IGNORECASE)
+#: "How much is/are … ?" asks what something costs ("How much is afternoon tea?", "How much is X paying for Y?"),
+#: unless the question names a measured quantity or a span of time ("How much notice is needed?").
+_HOW_MUCH_IS = re.compile(_Q_LEAD + r"how\s+much\s+(?:is|are|was|were|will)\b", re.IGNORECASE)
+_SPAN_Q = re.compile(r"\b(?:time|leave|notice|holiday|days?|hours?|weeks?|months?|years?)\b", re.IGNORECASE)
 _HOW_NUMBER = re.compile(r"\bhow\s+(?:many|long|often|far|soon|quickly|fast|old|frequently|big|large|high|low)\b"
                          r"|\b(?:minimum|maximum|number\s+of)\b", re.IGNORECASE)
 #: "What …", "Which …", and the same after a leading preposition ("Up to what amount …", "In which month …").
@@ -113,7 +117,8 @@ def expected_type(question: str) -> str | None:
         return TIME
     words = set(tokenize(q))
     if _HOW_MUCH.search(q):
-        return MONEY if words & MONEY_WORDS else NUMBER
+        priced = _HOW_MUCH_IS.search(q) and not _MEASURE_Q.search(q) and not _SPAN_Q.search(q)
+        return MONEY if words & MONEY_WORDS or priced else NUMBER
     if _WHAT.search(q) and _PHONE_Q.search(q):
         return PHONE
     if _TEMPERATURE_Q.search(q) and (_WHAT.search(q) or _HOW_HOT.search(q)):

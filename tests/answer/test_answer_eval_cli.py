@@ -363,7 +363,7 @@ def test_a_refused_followup_is_read_again_in_the_documents_the_chat_cited():
 
 def test_a_price_quoted_beside_the_answer_does_not_answer_an_unanswerable_question():
     """Marrowgate m071 (dense, MiniLM): "How much is afternoon tea at The Quayside?" — no document prices it. The
-    reply quoted numbers only in sentences off the question's topic; with the type read per sentence it is refused,
+    reply quoted prices only in sentences off the question's topic; with the type read per sentence it is refused,
     and with ``answer.answerability_type_coverage=0`` (the type anywhere) it was answered."""
     from ragbench.eval.answers import build_service, build_store
     from ragbench.retrieval.embedding import make_embedder
@@ -376,7 +376,7 @@ def test_a_price_quoted_beside_the_answer_does_not_answer_an_unanswerable_questi
     assert q.should_refuse and q.tag == "refuse-unanswerable"
     on = build_service(golden, cfg, "dense", emb, store=store).answer(q.question, q.asked_by)
     assert on.refused and on.refusal_reason == "unanswerable-question"
-    assert on.answerability.reason == "no number in an answer sentence on the question's topic (coverage < 0.2)"
+    assert on.answerability.reason == "no money in an answer sentence on the question's topic (coverage < 0.2)"
     off = build_service(golden, with_overrides(cfg, {"answer.answerability_type_coverage": 0.0}), "dense", emb,
                         store=store).answer(q.question, q.asked_by)
     assert not off.refused and off.cited_doc_ids == ["pub-weddings-events", "pub-room-rates"]

@@ -84,6 +84,13 @@ def test_term_weights_and_coverage_exact():
     # A commission or a discount is a share or a sum.
     ("What commission do spa therapists earn on retail sales?", "percent"),
     ("What discount do staff get on their own pets?", "percent"),
+    # "How much is/are …?" asks a price, unless a measured quantity or a span of time is named.
+    ("How much is afternoon tea at The Quayside?", "money"),
+    ("How much is Tarnwell paying to buy Ashcombe Valley Water Company?", "money"),
+    ("How much will the Express Drop-off cost from April 2026?", "money"),
+    ("How much is the notice period?", "number"),
+    ("How much is it to park a car at the zoo for the day?", "number"),
+    ("How much unused annual leave can part-time staff carry over?", "number"),
 ])
 def test_expected_type(question, kind):
     assert expected_type(question) == kind
