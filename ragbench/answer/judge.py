@@ -5,7 +5,7 @@ signals only; a generative model can tell "answers" from "is about" better (the 
 question). With ``answer.judge`` set to a chat model name (``llama`` for the local Qwen2.5-Coder-1.5B), the service
 asks it, after grounding and the answerability check, with the versioned template ``rag.judge@v3``: the answer's
 (quarantine-cleaned) sentences with the contexts they were read in (document title, headings, a table row's header
-line: :meth:`AnsweringService.sentence_contexts`, the evidence the text check reads), the standalone question, and
+line: :meth:`AnsweringService.own_contexts`, the evidence the text check reads), the standalone question, and
 "Does the TEXT give the answer to the QUESTION for exactly what the QUESTION asks about? If the TEXT only gives it
 for a different person, role, item, substance, place or case, that is NO." A model that exposes its next-token
 distribution (``yes_probability``: the local llama.cpp models) gives a graded verdict, P(yes) / (P(yes) + P(no)),

@@ -54,6 +54,11 @@ REFUSAL_CUES = ("i don't have enough information", "i do not have enough informa
                 "i do not know", "the passages do not", "the context does not", "there is no information")
 
 
+def distinct(contexts: Sequence[str]) -> list[str]:
+    """The non-empty ``contexts`` (titles and headings, one per answer sentence), each once, in order."""
+    return list(dict.fromkeys(c for c in contexts if c))
+
+
 def is_refusal(text: str) -> bool:
     """True when a reply is (or opens with) a refusal."""
     t = normalize_whitespace(text).casefold().replace("’", "'").lstrip("\"'")
@@ -435,13 +440,19 @@ class AnsweringService:
             raise DataError(f"question must be a non-blank string, found {question!r}.")
         asked = (query or question).strip()
         tenant = tenant or self.tenant or self.cfg.tenant
-        result = self._respond(question.strip(), asked, who, tenant)
+        if self.budget is not None:
+            self.budget.check(tenant)
+        raw = self.retrieve(asked, who)
+        result = self._respond(question.strip(), asked, who, tenant, raw)
         if (result.refused and result.refusal_reason in FOCUS_RETRY and focus_docs and asked != question.strip()
                 and self.cfg.followup_focus > 0):
             focus = self.focus_passages(question.strip(), who, focus_docs)
-            again = self._respond(question.strip(), asked, who, tenant, focus) if focus else result
-            # Refused again: the first refusal stands (its reason and passages are the turn's own).
-            result = result if again.refused else again
+            if focus:
+                if self.budget is not None:
+                    self.budget.check(tenant)  # the second reading is another model call
+                again = self._respond(question.strip(), asked, who, tenant, raw, focus)
+                # Refused again: the first refusal stands (its reason and passages are the turn's own).
+                result = result if again.refused else again
         return self._finish(who, tenant, result)
 
     def focus_passages(self, question: str, who: Principal, docs: Sequence[str]) -> list[Hit]:
@@ -452,20 +463,19 @@ class AnsweringService:
         if not terms:
             return []
         weights = self.term_weights(who)
-        readable = {h.doc_id for h in post_filter([Hit(d, d, 0.0, 0) for d in dict.fromkeys(docs)], who, self.store)}
+        readable = allowed_doc_ids(docs, who, self.store)
         scored = [(coverage(terms, term_set(c.text), weights), c) for c in self.store.chunks(sorted(readable))]
         scored = sorted((t for t in scored if t[0] > 0), key=lambda t: -t[0])[: self.cfg.followup_focus]
         return [Hit(c.chunk_id, c.doc_id, 0.0, i, c.text, "", c.start, c.end) for i, (_, c) in enumerate(scored)]
 
-    def _respond(self, question: str, asked: str, who: Principal, tenant: str, focus: Sequence[Hit] = ()) -> Answer:
-        """The answer before it is logged; ``focus`` passages join the retrieved ones, interleaved."""
-        if self.budget is not None:
-            self.budget.check(tenant)
+    def _respond(self, question: str, asked: str, who: Principal, tenant: str, raw: Sequence[Hit],
+                 focus: Sequence[Hit] = ()) -> Answer:
+        """The answer before it is logged, read from the retrieved candidates ``raw`` (:meth:`retrieve`);
+        ``focus`` passages join them, interleaved."""
         template = self.prompts.ensure_default(self.cfg.prompt_name)
         base: dict[str, Any] = dict(question=question, query=asked, prompt_version=template.id,
                     model_id=str(self.chat_model.model_id), retrieval_mode=self.retrieval_mode)
 
-        raw = self.retrieve(asked, who)
         top_k = self.passage_budget(asked)
         if focus:
             # Rank by rank with the retrieved passages, at the weakest one's score (the reader weighs by score).
@@ -535,7 +545,7 @@ class AnsweringService:
         judge = self.judge if self.cfg.judge_mode == "verdict" else None
         # Each sentence's title, headings and table header, read once (store reads) for the check and the judge.
         per_sentence = self.own_contexts(report, hits) if self.cfg.answerability or judge is not None else []
-        contexts = list(dict.fromkeys(c for c in per_sentence if c))
+        contexts = distinct(per_sentence)
         check = self.answerability(question, asked, report, hits, who, per_sentence,
                                    similarity_route=base.get("restricted_lead", 0.0) <= 0,
                                    restricted_terms=set().union(*restricted)
@@ -573,10 +583,6 @@ class AnsweringService:
             self._quarantine = Quarantine(self.store)
         return self._quarantine
 
-    def sentence_contexts(self, report: Any, hits: Sequence[Hit]) -> list[str]:
-        """The titles and headings of the passage paragraphs the answer sentences were quoted from, each once."""
-        return list(dict.fromkeys(c for c in self.own_contexts(report, hits) if c))
-
     def own_contexts(self, report: Any, hits: Sequence[Hit]) -> list[str]:
         """For each answer sentence, in order, the title and headings of the passage paragraph it was quoted from
         ("" when it comes from no passage)."""
@@ -612,7 +618,7 @@ class AnsweringService:
             self._matcher = WordMatcher(self.embedder)
         sentences = [s.sentence.text for s in report.sentences]
         sentence_contexts = list(contexts) if contexts is not None else self.own_contexts(report, hits)
-        titles = list(dict.fromkeys(c for c in sentence_contexts if c))
+        titles = distinct(sentence_contexts)
         c = self.cfg
         weights = self.term_weights(who)
         quoted = None

@@ -354,11 +354,6 @@ def test_a_refused_followup_is_read_again_in_the_documents_the_chat_cited():
     assert not on.refused and on.cited_doc_ids == ["pub-room-rates"]
     assert "Weekends at Kelderby Manor: add £30 per night on Friday and Saturday nights all year." in on.answer
     assert on.query == "And on a Saturday night? (referring to garden double kelderby manor season)"
-    # A first question is no follow-up: the focus documents are not consulted even when given.
-    svc = build_service(golden, cfg, "dense", emb, store=store)
-    alone = svc.answer(second.question, second.asked_by, focus_docs=["pub-room-rates"])
-    plain = svc.answer(second.question, second.asked_by)
-    assert (alone.answer, alone.context_chunk_ids) == (plain.answer, plain.context_chunk_ids)
 
 
 def test_a_price_quoted_beside_the_answer_does_not_answer_an_unanswerable_question():

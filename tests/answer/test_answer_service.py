@@ -190,11 +190,15 @@ def test_chat_focus_documents_survive_a_reload_from_the_answer_log(store):
     svc._respond = spy
     q, query = "And the zebraquartz days?", "And the zebraquartz days? (referring to paid time off)"
     a = svc.answer(q, "hr-user", query=query, focus_docs=["conduct", "pto"])
-    assert len(calls) == 2 and [h.doc_id for h in calls[1][4]] == ["pto"]
+    assert len(calls) == 2 and [h.doc_id for h in calls[1][5]] == ["pto"]
+    assert calls[1][4] is calls[0][4]  # both readings use the one retrieval
     assert (a.refused, a.refusal_reason) == (True, "unanswerable-question")
     assert a.answerability.reason == "asks about the rare word zebraquartz, which no readable document contains"
     first = inner(*calls[0])
     assert a.context_chunk_ids == first.context_chunk_ids and a.answer == first.answer
+    # A question asked as typed (no rewrite) is no follow-up: refused, it is not read again.
+    calls.clear()
+    assert svc.answer(q, "hr-user", focus_docs=["conduct", "pto"]).refused and len(calls) == 1
     with pytest.raises(ConfigError, match="followup_focus must be ≥ 0 passages, found -1"):
         service(store, cfg=AnswerConfig(followup_focus=-1)).answer(Q, "hr-user")
 
