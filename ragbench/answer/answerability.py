@@ -29,20 +29,23 @@ import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type
-from ..llm.parts import split_setting
+from ..llm.parts import question_parts, split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, coverage, graded_codes, is_number,
                            salient_terms, stem, term_set, without_exclusions, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS, tokenize
 
+if TYPE_CHECKING:
+    from ..config import AnswerConfig
+
 __all__ = ["ANSWER_TYPES", "AnswerabilityReport", "PermittedTermWeights", "QUESTION_WORDS", "TermWeights", "assess",
-           "coverage", "expected_type", "has_type", "salient_terms", "stem", "term_set"]
+           "assess_answer", "coverage", "expected_type", "has_type", "salient_terms", "stem", "term_set"]
 
 
 class TermWeights:
@@ -282,6 +285,36 @@ def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, Answera
         return replace(whole, answerable=True, reason=None, parts=tuple(parts))
     reasons = "; ".join(f"{text!r}: {r.reason}" for text, r in parts)
     return replace(whole, parts=tuple(parts), reason=f"{whole.reason} (whole question); parts: {reasons}")
+
+
+
+def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Sequence[str], titles: Sequence[str],
+                  weights: TermWeights, embedder: Embedder | None = None, matcher: WordMatcher | None = None, *,
+                  similarity_route: bool = True, document_terms: set[str] | None = None,
+                  restricted_terms: set[str] | None = None, sentence_contexts: Sequence[str] | None = None
+                  ) -> AnswerabilityReport:
+    """:func:`assess` with every check ``cfg`` (``answer.answerability_*``) switches on; with ``answer.decompose``
+    a multi-part question that the whole check refused on a splittable reason is judged per part too
+    (:func:`combine_parts`). The one entry point for ``ask`` and for research answers, so both refuse alike."""
+    def check(asked: str, standalone: str) -> AnswerabilityReport:
+        return assess(asked, standalone, sentences, titles, weights, embedder, cfg.answerability_min_coverage,
+                      cfg.answerability_min_similarity, cfg.answerability_types, matcher,
+                      cfg.answerability_min_word_similarity, cfg.answerability_conflicts,
+                      cfg.answerability_min_unknown_similarity, cfg.answerability_rarest, cfg.answerability_names,
+                      similarity_route, document_terms if cfg.answerability_known_names else None,
+                      cfg.answerability_everyday_zipf, restricted_terms, cfg.answerability_rare_zipf,
+                      sentence_contexts, cfg.answerability_type_coverage)
+
+    asked = question.strip()
+    whole = check(asked, query)
+    parts = question_parts(query) if cfg.decompose and whole.splittable else [query]
+    if len(parts) < 2:
+        return whole
+    # The user's own wording of each part when it splits the same way (a follow-up's carried subject is on every
+    # part of the standalone form).
+    own = question_parts(asked)
+    own = own if len(own) == len(parts) else parts
+    return combine_parts(whole, [(p, check(o, p)) for o, p in zip(own, parts)])
 
 
 _WORD_SHAPE = re.compile(r"[^\W\d_][\w'’-]*")

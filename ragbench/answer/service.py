@@ -24,8 +24,8 @@ from ..llm.signals import contexts, heading_trail, paragraph_headings, salient_t
 from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
-from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess, coverage,
-                            combine_parts)
+from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess_answer,
+                            coverage)
 from .judge import AnswerJudge
 from .rerank import QueryLikelihoodReranker
 from .parts import interleave, question_parts
@@ -627,24 +627,9 @@ class AnsweringService:
             by_chunk = {h.chunk_id: h.doc_id for h in hits}
             quoted = self._term_weights.document_terms(
                 dict.fromkeys(by_chunk[s.chunk_id] for s in report.sentences if s.chunk_id in by_chunk))
-
-        def check(asked: str, standalone: str) -> AnswerabilityReport:
-            return assess(asked, standalone, sentences, titles, weights, self.embedder,
-                          c.answerability_min_coverage, c.answerability_min_similarity, c.answerability_types,
-                          self._matcher, c.answerability_min_word_similarity, c.answerability_conflicts,
-                          c.answerability_min_unknown_similarity, c.answerability_rarest, c.answerability_names,
-                          similarity_route, quoted, c.answerability_everyday_zipf, restricted_terms,
-                          c.answerability_rare_zipf, sentence_contexts, c.answerability_type_coverage)
-
-        whole = check(question.strip(), query)
-        parts = question_parts(query) if c.decompose and whole.splittable else [query]
-        if len(parts) < 2:
-            return whole
-        # The user's own wording of each part when it splits the same way (a follow-up's carried subject is on
-        # every part of the standalone form).
-        own = question_parts(question.strip())
-        own = own if len(own) == len(parts) else parts
-        return combine_parts(whole, [(p, check(o, p)) for o, p in zip(own, parts)])
+        return assess_answer(c, question, query, sentences, titles, weights, self.embedder, self._matcher,
+                             similarity_route=similarity_route, document_terms=quoted,
+                             restricted_terms=restricted_terms, sentence_contexts=sentence_contexts)
 
     def _refusal(self, base: dict[str, Any], reason: str, ratio: float, context_tokens: int, hits: Sequence[Hit],
                  sentences: tuple[SentenceSupport, ...] = (), error: str | None = None, prompt_tokens: int = 0,

@@ -4,7 +4,8 @@ The seed's grounded prompt (:mod:`ragbench.dal.prompt`) is prose for a generativ
 found no numbered passages in it and always refused. Here each selected source becomes a numbered passage (its
 key facts, one per line, after the prompt-injection quarantine; its title and tier are the passage context),
 and the reply goes through :func:`ragbench.answer.grounding.verify`, the citation builder and the answerability
-check with IDF weights over the sources. The result says, per answer sentence, which source and which key facts
+check (:func:`ragbench.answer.answerability.assess_answer`, every check ``ask`` makes) with IDF weights over the
+sources. The result says, per answer sentence, which source and which key facts
 (claims) of which sub-topics it rests on.
 """
 from __future__ import annotations
@@ -13,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..answer.answerability import AnswerabilityReport, TermWeights, WordMatcher, assess
+from ..answer.answerability import AnswerabilityReport, TermWeights, WordMatcher, assess_answer, doc_terms
 from ..answer.citations import build_citations
 from ..answer.grounding import verify
 from ..answer.quarantine import PLACEHOLDER, redact_text
-from ..answer.service import SYSTEM_INSTRUCTION, is_refusal
+from ..answer.service import SYSTEM_INSTRUCTION, distinct, is_refusal
 from ..config import AnswerConfig
 from ..errors import ModelError, NetworkError
 from ..llm.base import ChatModel
@@ -111,7 +112,7 @@ def research_answer(result: ResearchResult, chat_model: ChatModel, cfg: AnswerCo
 
     if not hits:
         return refusal("insufficient-retrieval")
-    weights = TermWeights.from_texts(h.text for h in hits)
+    weights = TermWeights.from_texts(f"{h.title}\n{h.text}" for h in hits)
     passages = [Passage(i + 1, h.text, h.score, h.title) for i, h in enumerate(hits)]
     context = "\n".join(f"[{p.n}] {normalize_whitespace(p.text)}" for p in passages)
     user = f"CONTEXT:\n{context}\n\nQUESTION:\n{question}"
@@ -132,12 +133,17 @@ def research_answer(result: ResearchResult, chat_model: ChatModel, cfg: AnswerCo
     citations = build_citations(text, hits, report)
     check = None
     if cfg.answerability:
+        # The same checks as ``ask`` (one entry point): each sentence is read with its own source's title, and
+        # a name of the question that the quoted sources never mention makes the answer one about a sibling.
+        by_id = {h.chunk_id: h for h in hits}
+        quoted = [by_id[s.chunk_id] for s in report.sentences if s.chunk_id in by_id]
+        own = [by_id[s.chunk_id].title if s.chunk_id in by_id else "" for s in report.sentences]
+        source_terms: set[str] = set()
+        for h in quoted:
+            source_terms |= doc_terms(f"{h.title}\n{h.text}")
         matcher = WordMatcher(embedder) if embedder is not None else None
-        check = assess(question, question, [s.sentence.text for s in report.sentences],
-                       [h.title for h in hits if any(c.chunk_id == h.chunk_id for c in citations)], weights,
-                       embedder, cfg.answerability_min_coverage, cfg.answerability_min_similarity,
-                       cfg.answerability_types, matcher, cfg.answerability_min_word_similarity,
-                       cfg.answerability_conflicts, cfg.answerability_min_unknown_similarity)
+        check = assess_answer(cfg, question, question, [s.sentence.text for s in report.sentences], distinct(own),
+                              weights, embedder, matcher, document_terms=source_terms, sentence_contexts=own)
         if not check.answerable:
             return refusal("unanswerable-question", report.support_ratio, check=check)
     by_chunk = {h.chunk_id: h.doc_id for h in hits}

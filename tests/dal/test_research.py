@@ -252,3 +252,33 @@ def test_research_answer_goes_through_the_reader_grounding_and_refusal(full):
     off_topic = research_answer(full, FakeChat("Penguins prefer SOAP to GraphQL [1]."))
     assert off_topic.refusal_reason == "unanswerable-question"  # grounded by one word, answers nothing
     assert research_answer(full, FakeChat("I don't know.")).refusal_reason == "model-refused"
+
+
+@pytest.mark.parametrize("question, reply, refused, reason", [
+    # a sibling name: GraphiQL is in the sources, but not in the quoted one
+    ("Which companies use GraphiQL in production mobile apps?",
+     "GraphQL adoption in production mobile apps includes Shopify, GitHub and Airbnb. [1]",
+     True, "names GraphiQL, which the answer's documents never mention"),
+    # the asked percentage comes from a sentence on another topic
+    ("What percentage of mobile payloads does REST caching save?",
+     "REST remains the most common API style in production, used by 80 percent of public mobile APIs. [1] "
+     "REST keeps an advantage in caching performance because GET requests are cached by proxies and CDNs. [3]",
+     True, "no percent in an answer sentence on the question's topic (coverage < 0.2)"),
+    # rare words no source contains
+    ("Which tools generate REST clients for a motorbike dashboard?",
+     "REST developer tooling is mature, with OpenAPI generators producing clients for iOS and Android. [7]",
+     True, "asks about the rare word motorbike, dashboard, which no readable document contains"),
+    # read with its source's title ("performance") the right answer passes (the older subset of checks, without
+    # titles in the weights, refused it on coverage 0.33)
+    ("How much bandwidth does GraphQL save for mobile apps?",
+     "In mobile performance benchmarks GraphQL reduced bandwidth by 40 percent compared with REST. [3]",
+     False, None),
+])
+def test_research_answers_are_judged_by_every_check_ask_makes(full, question, reply, refused, reason):
+    import dataclasses
+
+    from ragbench.dal.answer import research_answer
+
+    a = research_answer(dataclasses.replace(full, question=question), FakeChat(reply))
+    assert (a.refused, a.answerability.reason) == (refused, reason)
+    assert a.refusal_reason == ("unanswerable-question" if refused else None)
