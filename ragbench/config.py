@@ -191,6 +191,10 @@ class AnswerConfig:
     # another passage does not answer "How much is afternoon tea?"; 0 = the type anywhere in the answer. Chosen
     # leaving one golden set out (every fold: 0.2; docs/answers.md, session 21).
     answerability_type_coverage: float = 0.2
+    # An asked word rarer than this in general English (wordfreq Zipf) that readable documents contain but the answer's
+    # documents never mention, and not a verb, makes the answer one about a sibling ("surveyor" asked, the on-call
+    # operative's allowance quoted); 0 = off. Chosen leaving one golden set out (docs/answers.md, session 22).
+    answerability_sibling_zipf: float = 4.0
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.
@@ -386,6 +390,7 @@ FIELD_RANGES.update({
     "answer.extractive_same_passage_sentences": "[0, inf)", "answer.extractive_same_passage_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
     "answer.answerability_everyday_zipf": "[0, 8]", "answer.answerability_rare_zipf": "[0, 8]",
+    "answer.answerability_sibling_zipf": "[0, 8]",
     "answer.judge_min_yes": "[0, 1]", "answer.judge_min_yes_restricted": "[0, 1]",
     "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",
     "answer.restricted_gap": "[0, 1]",

@@ -156,6 +156,18 @@ def misspelling(word: str, vocabulary: Mapping[str, int]) -> bool:
 _PRONOUNS = frozenset("hers theirs ours yours mine thine whom whose".split())
 
 
+_SUBJECT_WORDS = frozenset("i we you they he she it to self".split())
+
+
+def after_subject(word: str, question: str) -> bool:
+    """True when ``word`` follows a personal pronoun, "to" or "self-" in ``question``: then it is a verb ("did we
+    enrol", "can I swap", "can I self-certify"), which paraphrases swap freely. (After a modal it is the subject:
+    "should ferrets be".)"""
+    toks = re.findall(r"[a-z0-9']+", question.lower())
+    w = word.lower()
+    return any(t == w and i > 0 and toks[i - 1] in _SUBJECT_WORDS for i, t in enumerate(toks))
+
+
 def rare_thing(word: str, below: float) -> bool:
     """True when ``word`` is a plain word rarer than ``below`` on the Zipf scale, not a verb form (-ed, -ing) and not
     a pronoun ("hers" 3.97 names nothing)."""
@@ -262,11 +274,12 @@ def _on_thresholds(reason: str | None) -> bool:
 
 
 def _splittable(reason: str | None) -> bool:
-    return _on_thresholds(reason) or (reason is not None and reason.startswith((ABSENT_NAME, RARE_WORD)))
+    return _on_thresholds(reason) or (reason is not None and reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD)))
 
 
 ABSENT_NAME = "names "
 RARE_WORD = "asks about the rare word "
+SIBLING_WORD = "asks about the word "
 
 
 def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, AnswerabilityReport]]
@@ -303,7 +316,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_min_unknown_similarity, cfg.answerability_rarest, cfg.answerability_names,
                       similarity_route, document_terms if cfg.answerability_known_names else None,
                       cfg.answerability_everyday_zipf, restricted_terms, cfg.answerability_rare_zipf,
-                      sentence_contexts, cfg.answerability_type_coverage)
+                      sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -349,7 +362,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_rarest: bool = False, check_names: bool = True, similarity_route: bool = True,
            document_terms: set[str] | None = None, everyday_zipf: float = 0.0,
            restricted_terms: set[str] | None = None, rare_zipf: float = 0.0,
-           sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0) -> AnswerabilityReport:
+           sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0,
+           sibling_zipf: float = 0.0) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -369,7 +383,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     With ``type_coverage`` > 0, the asked type counts only in a sentence that, with its own title and headings
     (``sentence_contexts``, one per sentence), covers at least that share of the question's weighted terms: a
     percentage from another passage ("25 per cent off treatments") does not answer "What commission do spa
-    therapists earn?"."""
+    therapists earn?". With ``sibling_zipf`` > 0 and ``document_terms``, an asked word rarer than that in general
+    English that readable documents contain but neither the answer nor its documents do ("surveyor" asked, the
+    on-call operative's and supervisor's allowances quoted) makes the answer one about a sibling, like a name."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -468,6 +484,17 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
             known_parts = [p for p in (stem(t) for t in tokenize(name) if len(t) > 1) if df.get(p, 0) > 0]
             if any(p not in answer_terms and p not in document_terms for p in known_parts):
                 absent.append(name)
+    # Likewise a plain asked word the readable documents know but the answer's documents never mention, when it is
+    # specific (rarer than sibling_zipf in general English: "surveyor", "leaseholder", "occupancy") and not a verb:
+    # the answer is about a sibling role, tenure or measure of the one asked ("on-call operative" for "surveyor").
+    siblings: list[str] = []
+    if sibling_zipf > 0 and df is not None and document_terms is not None:
+        seen_words = {w.lower() for w in unknown_ids + absent}
+        for t in sorted(asking_terms - aside):
+            w = surface.get(t, t)
+            if (t in terms and df.get(t, 0) > 0 and t not in answer_terms and t not in document_terms
+                    and rare_thing(w, sibling_zipf) and not after_subject(w, question) and w.lower() not in seen_words):
+                siblings.append(w)
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
     # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).
     known = [t for t in terms if t in own and (df is None or df.get(t, 0) > 0) and not is_number(t)]
@@ -495,6 +522,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if rare:
         return AnswerabilityReport(cov, sim, kind, found, False, RARE_WORD + ", ".join(rare)
                                    + ", which no readable document contains", **signals)
+    if siblings:
+        return AnswerabilityReport(cov, sim, kind, found, False, SIBLING_WORD + ", ".join(siblings)
+                                   + ", which the answer's documents never mention", **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     why = f" and similarity {sim:.2f} < {min_similarity}" if similarity_route else " (coverage decides)"

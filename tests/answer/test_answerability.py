@@ -530,3 +530,31 @@ def test_the_asked_type_must_come_from_a_sentence_on_the_question_s_topic():
     assert assess(q, q, said, [], w, None, 0.0, 0.0, sentence_contexts=["", ""], type_coverage=share).answerable
     assert not assess(q, q, said, [], w, None, 0.0, 0.0, sentence_contexts=["", ""],
                       type_coverage=share + 1e-9).answerable
+
+
+def test_a_specific_word_the_answers_documents_never_mention_is_a_sibling():
+    """kestrel k074: "surveyor" is in the readable documents, but the quoted rota pays operatives and supervisors."""
+    from ragbench.answer.answerability import after_subject
+
+    rota = "On-call operatives receive £55 a day at weekends. On-call supervisors receive £45 a day at weekends."
+    repairs = "A surveyor inspects damp within 10 working days."
+    w = TermWeights.from_texts([OFFICE, rota, repairs])
+    said = ["On-call operatives receive £55 a day at weekends."]
+    quoted = term_set("On-call allowances " + rota)
+    q = "What standby allowance does a surveyor get for a weekend on call?"
+    r = assess(q, q, said, [], w, None, 0.0, 0.0, document_terms=quoted, sibling_zipf=4.0)
+    assert (r.answerable, r.reason, r.splittable) == \
+        (False, "asks about the word surveyor, which the answer's documents never mention", True)
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, document_terms=quoted).answerable  # off
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, document_terms=quoted, sibling_zipf=3.0).answerable  # 3.3
+    # quoted from a document that mentions the asked word: not a sibling
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, document_terms=quoted | term_set(repairs),
+                  sibling_zipf=4.0).answerable
+    # a word the readable documents do not know is the rare-word rule's, not this one's
+    odd = "What standby allowance does a farrier get for a weekend on call?"
+    assert assess(odd, odd, said, [], w, None, 0.0, 0.0, document_terms=quoted, sibling_zipf=4.0).answerable
+    # a verb after its subject is the asker's phrasing: "can I inspect" paraphrases "check"
+    assert [after_subject(x, "Can I inspect it, and should surveyors be told?") for x in ("inspect", "surveyors")] \
+        == [True, False]
+    verb = "Can I inspect the rota for weekend on call pay?"
+    assert assess(verb, verb, said, [], w, None, 0.0, 0.0, document_terms=quoted, sibling_zipf=4.0).answerable
