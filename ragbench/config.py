@@ -195,6 +195,9 @@ class AnswerConfig:
     # documents never mention, and not a verb, makes the answer one about a sibling ("surveyor" asked, the on-call
     # operative's allowance quoted); 0 = off. Chosen leaving one golden set out (docs/answers.md, session 22).
     answerability_sibling_zipf: float = 4.0
+    # A question about what holds from a date ("How much will it cost from April 2026?") is answered only when the
+    # answer or its headings state that date (docs/answers.md, session 22).
+    answerability_change_dates: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

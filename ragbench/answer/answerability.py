@@ -156,6 +156,29 @@ def misspelling(word: str, vocabulary: Mapping[str, int]) -> bool:
 _PRONOUNS = frozenset("hers theirs ours yours mine thine whom whose".split())
 
 
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+# "from April 2026", "starting 1 September", "after 2026/27", "from next August", "from next year"
+_CHANGE_DATE = re.compile(rf"\b(?:from|starting|after)\s+((?:next\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+)?(?:{_MONTHS})"
+                          rf"(?:\s+\d{{4}})?|\d{{4}}(?:/\d{{2}})?|next\s+(?:year|month|term|season|week))\b", re.I)
+
+
+def change_dates(question: str) -> list[str]:
+    """The dates a question asks from ("What will it cost from April 2026?" → ``["April 2026"]``): a question about
+    what holds from a date asks about a change."""
+    return [m.group(1) for m in _CHANGE_DATE.finditer(question)]
+
+
+def states_date(date: str, evidence: str) -> bool:
+    """Whether ``evidence`` states ``date`` as asked: its month, then its year when one is asked ("1 April 2026",
+    "April 1, 2026"; "31 March 2026" does not state "April 2026"); the day and "next" are not required."""
+    words = [t for t in re.findall(r"[a-z0-9/]+", date.lower())
+             if t != "next" and not re.fullmatch(r"\d{1,2}(st|nd|rd|th)?", t)]
+    if not words:
+        return True
+    gap = r"[\s,]+(?:\d{1,2}(?:st|nd|rd|th)?[\s,]+)?"
+    return re.search(r"\b" + gap.join(map(re.escape, words)) + r"\b", evidence.lower()) is not None
+
+
 _SUBJECT_WORDS = frozenset("i we you they he she it to self".split())
 
 
@@ -274,12 +297,14 @@ def _on_thresholds(reason: str | None) -> bool:
 
 
 def _splittable(reason: str | None) -> bool:
-    return _on_thresholds(reason) or (reason is not None and reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD)))
+    return _on_thresholds(reason) or (reason is not None and reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD,
+                                                                                         UNDATED)))
 
 
 ABSENT_NAME = "names "
 RARE_WORD = "asks about the rare word "
 SIBLING_WORD = "asks about the word "
+UNDATED = "asks what holds from "
 
 
 def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, AnswerabilityReport]]
@@ -316,7 +341,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_min_unknown_similarity, cfg.answerability_rarest, cfg.answerability_names,
                       similarity_route, document_terms if cfg.answerability_known_names else None,
                       cfg.answerability_everyday_zipf, restricted_terms, cfg.answerability_rare_zipf,
-                      sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf)
+                      sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf,
+                      cfg.answerability_change_dates)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -363,7 +389,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            document_terms: set[str] | None = None, everyday_zipf: float = 0.0,
            restricted_terms: set[str] | None = None, rare_zipf: float = 0.0,
            sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0,
-           sibling_zipf: float = 0.0) -> AnswerabilityReport:
+           sibling_zipf: float = 0.0, check_dates: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -385,7 +411,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     percentage from another passage ("25 per cent off treatments") does not answer "What commission do spa
     therapists earn?". With ``sibling_zipf`` > 0 and ``document_terms``, an asked word rarer than that in general
     English that readable documents contain but neither the answer nor its documents do ("surveyor" asked, the
-    on-call operative's and supervisor's allowances quoted) makes the answer one about a sibling, like a name."""
+    on-call operative's and supervisor's allowances quoted) makes the answer one about a sibling, like a name. With
+    ``check_dates``, a question about what holds from a date ("from April 2026") is answered only when the answer or
+    its headings state that date: otherwise it gives what holds now."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -495,6 +523,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
             if (t in terms and df.get(t, 0) > 0 and t not in answer_terms and t not in document_terms
                     and rare_thing(w, sibling_zipf) and not after_subject(w, question) and w.lower() not in seen_words):
                 siblings.append(w)
+    # What holds from a date is a change: an answer that never states the date gives what holds now (today's dog
+    # charge for "How much will the dog charge be from April 2026?").
+    undated = [d for d in change_dates(asking) if not states_date(d, evidence_text)] if check_dates else []
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
     # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).
     known = [t for t in terms if t in own and (df is None or df.get(t, 0) > 0) and not is_number(t)]
@@ -522,6 +553,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if rare:
         return AnswerabilityReport(cov, sim, kind, found, False, RARE_WORD + ", ".join(rare)
                                    + ", which no readable document contains", **signals)
+    if undated:
+        return AnswerabilityReport(cov, sim, kind, found, False, UNDATED + ", ".join(undated)
+                                   + ", which the answer never states", **signals)
     if siblings:
         return AnswerabilityReport(cov, sim, kind, found, False, SIBLING_WORD + ", ".join(siblings)
                                    + ", which the answer's documents never mention", **signals)

@@ -73,13 +73,15 @@ JUDGE_MIN_YES_RESTRICTED = 0.45
 
 def judge_overrides(model: str) -> dict[str, object]:
     """Config overrides of the judge profile with chat model ``model`` (``llama``) as the judge."""
-    # The per-sentence answer-type bar (answer.answerability_type_coverage) and the sibling-word rule
-    # (answer.answerability_sibling_zipf) were chosen on the text check's answers and have not been measured under the
-    # judge, so the profile keeps the checks as they were measured: the type anywhere, no sibling words.
+    # The per-sentence answer-type bar (answer.answerability_type_coverage), the sibling-word rule
+    # (answer.answerability_sibling_zipf) and the change-date rule were chosen on the text check's answers and have not
+    # been measured under the judge, so the profile keeps the checks as they were measured: the type anywhere, no
+    # sibling words, no dates.
     return {"answer.judge": model, "answer.judge_mode": "verdict", "answer.judge_min_yes": JUDGE_MIN_YES,
             "answer.judge_min_yes_restricted": JUDGE_MIN_YES_RESTRICTED,
             "answer.answerability_min_coverage": 0.0, "answer.answerability_min_similarity": 0.0,
-            "answer.answerability_type_coverage": 0.0, "answer.answerability_sibling_zipf": 0.0}
+            "answer.answerability_type_coverage": 0.0, "answer.answerability_sibling_zipf": 0.0,
+            "answer.answerability_change_dates": False}
 
 
 @dataclass(frozen=True)

@@ -271,6 +271,7 @@ def test_the_judge_profile_lets_the_judge_decide():
     assert (cfg.answerability_type_coverage, RagbenchConfig().answer.answerability_type_coverage) == (0.0, 0.2)
     # and no sibling-word rule, which was chosen on the text check's answers only
     assert (cfg.answerability_sibling_zipf, RagbenchConfig().answer.answerability_sibling_zipf) == (0.0, 4.0)
+    assert (cfg.answerability_change_dates, RagbenchConfig().answer.answerability_change_dates) == (False, True)
     assert judge_config(RagbenchConfig(), None) == RagbenchConfig()
     assert judge_overrides("x")["answer.judge"] == "x" and JUDGE_MIN_YES == 0.35
     assert (system_name(), system_name("llama"), system_name(judge="llama")) == \

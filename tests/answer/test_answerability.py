@@ -558,3 +558,28 @@ def test_a_specific_word_the_answers_documents_never_mention_is_a_sibling():
         == [True, False]
     verb = "Can I inspect the rota for weekend on call pay?"
     assert assess(verb, verb, said, [], w, None, 0.0, 0.0, document_terms=quoted, sibling_zipf=4.0).answerable
+
+
+def test_what_holds_from_a_date_is_answered_only_when_the_answer_states_the_date():
+    """marrowgate m057: today's dog charge does not answer "How much will it be from April 2026?"."""
+    from ragbench.answer.answerability import change_dates, states_date
+
+    assert [change_dates(q) for q in ("What will it cost from April 2026?", "And from next August?",
+                                      "What is it from 1st September 2025, and after 2026/27?",
+                                      "Where did it stop from the 3rd of May?", "How much is it now?")] == \
+        [["April 2026"], ["next August"], ["1st September 2025", "2026/27"], [], []]
+    assert [states_date("April 2026", e) for e in ("From 1 April 2026: £25.", "April 1, 2026", "April 2026",
+                                                   "1 April 2025 to 31 March 2026", "April prices")] == \
+        [True, True, True, False, False]
+    assert states_date("next August", "Fees from August") and states_date("2026/27", "Prices for 2026/27")
+    rates = "Dogs at The Quayside: £20 per dog per night. Rates apply from 1 April 2025 to 31 March 2026."
+    w = TermWeights.from_texts([OFFICE, rates])
+    q = "How much will the dog charge at The Quayside be from April 2026?"
+    now = ["Dogs at The Quayside: £20 per dog per night."]
+    r = assess(q, q, now, ["Room rates 2025/26"], w, None, 0.0, 0.0, check_dates=True)
+    assert (r.answerable, r.reason, r.splittable) == \
+        (False, "asks what holds from April 2026, which the answer never states", True)
+    assert assess(q, q, now, ["Room rates 2025/26"], w, None, 0.0, 0.0).answerable  # off
+    # the date in the answer's headings (a table's column "From 1 April 2026") is stated
+    assert assess(q, q, ["Dogs at The Quayside | £20 | £25 |."], ["Rates | Now | From 1 April 2026"], w, None, 0.0,
+                  0.0, check_dates=True).answerable

@@ -201,5 +201,6 @@ def test_serve_judge_sets_the_judge_profile_and_set_still_wins():
                                       "answer.answerability_min_coverage": "0.0",
                                       "answer.answerability_min_similarity": "0.0",
                                       "answer.answerability_type_coverage": "0.0",
-                                      "answer.answerability_sibling_zipf": "0.0"}
+                                      "answer.answerability_sibling_zipf": "0.0",
+                                      "answer.answerability_change_dates": "False"}
     assert config_overrides(parser.parse_args(["serve"])) == {}
