@@ -443,14 +443,15 @@ class AnsweringService:
         if self.budget is not None:
             self.budget.check(tenant)
         raw = self.retrieve(asked, who)
-        result = self._respond(question.strip(), asked, who, tenant, raw)
+        searched: dict[Any, Any] = {}  # the searches without a principal, made once for both readings
+        result = self._respond(question.strip(), asked, who, tenant, raw, (), searched)
         if (result.refused and result.refusal_reason in FOCUS_RETRY and focus_docs and asked != question.strip()
                 and self.cfg.followup_focus > 0):
             focus = self.focus_passages(question.strip(), who, focus_docs)
             if focus:
                 if self.budget is not None:
                     self.budget.check(tenant)  # the second reading is another model call
-                again = self._respond(question.strip(), asked, who, tenant, raw, focus)
+                again = self._respond(question.strip(), asked, who, tenant, raw, focus, searched)
                 # Refused again: the first refusal stands (its reason and passages are the turn's own).
                 result = result if again.refused else again
         return self._finish(who, tenant, result)
@@ -469,9 +470,12 @@ class AnsweringService:
         return [Hit(c.chunk_id, c.doc_id, 0.0, i, c.text, "", c.start, c.end) for i, (_, c) in enumerate(scored)]
 
     def _respond(self, question: str, asked: str, who: Principal, tenant: str, raw: Sequence[Hit],
-                 focus: Sequence[Hit] = ()) -> Answer:
+                 focus: Sequence[Hit] = (), searched: dict[Any, Any] | None = None) -> Answer:
         """The answer before it is logged, read from the retrieved candidates ``raw`` (:meth:`retrieve`);
-        ``focus`` passages join them, interleaved."""
+        ``focus`` passages join them, interleaved. ``searched`` keeps the refusal checks' searches without a
+        principal (the restricted gap and passages, which depend on ``asked`` and ``who`` only) for a second reading
+        of the same turn."""
+        searched = {} if searched is None else searched
         template = self.prompts.ensure_default(self.cfg.prompt_name)
         base: dict[str, Any] = dict(question=question, query=asked, prompt_version=template.id,
                     model_id=str(self.chat_model.model_id), retrieval_mode=self.retrieval_mode)
@@ -491,14 +495,18 @@ class AnsweringService:
         if not hits or best < self.cfg.min_retrieval_score:
             return self._refusal(base, "insufficient-retrieval", 0.0, 0, hits)
         if self.cfg.restricted_gap > 0:
-            base["restricted_gap"] = self.restricted_gap(asked, who, best)
+            if ("gap", best) not in searched:
+                searched["gap", best] = self.restricted_gap(asked, who, best)
+            base["restricted_gap"] = searched["gap", best]
             if base["restricted_gap"] >= self.cfg.restricted_gap:
                 # The same reason as a weak retrieval: the reply does not say that a restricted document exists.
                 return self._refusal(base, "insufficient-retrieval", 0.0, 0, hits)
         # The terms of the passages the asker may not read among the question's top, each read once for both uses.
         restricted: list[set[str]] = []
         if self.cfg.answerability and (self.cfg.restricted_coverage or self.cfg.answerability_everyday_zipf > 0):
-            restricted = [self.passage_terms(h) for h in self.restricted_passages(asked, who)]
+            if "restricted" not in searched:
+                searched["restricted"] = [self.passage_terms(h) for h in self.restricted_passages(asked, who)]
+            restricted = searched["restricted"]
         if self.cfg.restricted_coverage and self.cfg.answerability:
             base["restricted_lead"] = self.restricted_lead(asked, who, hits[:top_k], restricted)
         if self.reranker is not None:

@@ -188,10 +188,22 @@ def test_chat_focus_documents_survive_a_reload_from_the_answer_log(store):
         return inner(*args)
 
     svc._respond = spy
+    unfiltered = []  # the refusal checks' searches without a principal (restricted gap and passages)
+    search = svc.retriever.search
+
+    def counted(query, k=10, principal=None):
+        if principal is None:
+            unfiltered.append((query, k))
+        return search(query, k=k, principal=principal)
+
+    svc.retriever.search = counted
     q, query = "And the zebraquartz days?", "And the zebraquartz days? (referring to paid time off)"
     a = svc.answer(q, "hr-user", query=query, focus_docs=["conduct", "pto"])
     assert len(calls) == 2 and [h.doc_id for h in calls[1][5]] == ["pto"]
     assert calls[1][4] is calls[0][4]  # both readings use the one retrieval
+    # ... and the one set of searches without a principal: the gap's and the restricted passages'
+    assert [k for _, k in unfiltered] == [1, svc.passage_budget(query)]
+    del svc.retriever.search
     assert (a.refused, a.refusal_reason) == (True, "unanswerable-question")
     assert a.answerability.reason == "asks about the rare word zebraquartz, which no readable document contains"
     first = inner(*calls[0])
