@@ -193,7 +193,8 @@ class AnswerConfig:
     answerability_type_coverage: float = 0.2
     # An asked word rarer than this in general English (wordfreq Zipf) that readable documents contain but the answer's
     # documents never mention, and not a verb, makes the answer one about a sibling ("surveyor" asked, the on-call
-    # operative's allowance quoted); 0 = off. Chosen leaving one golden set out (docs/answers.md, session 22).
+    # operative's allowance quoted); 0 = off. Reads the quoted documents' terms, so it needs answerability_known_names.
+    # Chosen leaving one golden set out (docs/answers.md, session 22).
     answerability_sibling_zipf: float = 4.0
     # A question about what holds from a date ("How much will it cost from April 2026?") is answered only when the
     # answer or its headings state that date (docs/answers.md, session 22).
