@@ -544,21 +544,15 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         return AnswerabilityReport(cov, sim, kind, found, False, f"the answer does not mention {rarest_missing!r}, "
                                    "the question's most specific term", **signals)
     missing = unknown_ids + [w for w, best in unknown if best < min_unknown_similarity and w not in unknown_ids]
-    if missing:
-        return AnswerabilityReport(cov, sim, kind, found, False, "asks about " + ", ".join(missing)
-                                   + ", which no readable document mentions", **signals)
-    if absent:
-        return AnswerabilityReport(cov, sim, kind, found, False, ABSENT_NAME + ", ".join(absent)
-                                   + ", which the answer's documents never mention", **signals)
-    if rare:
-        return AnswerabilityReport(cov, sim, kind, found, False, RARE_WORD + ", ".join(rare)
-                                   + ", which no readable document contains", **signals)
-    if undated:
-        return AnswerabilityReport(cov, sim, kind, found, False, UNDATED + ", ".join(undated)
-                                   + ", which the answer never states", **signals)
-    if siblings:
-        return AnswerabilityReport(cov, sim, kind, found, False, SIBLING_WORD + ", ".join(siblings)
-                                   + ", which the answer's documents never mention", **signals)
+    # Words the answer cannot speak to, in order of precedence: the first kind found is the reason.
+    for found_words, prefix, suffix in ((missing, "asks about ", ", which no readable document mentions"),
+                                        (absent, ABSENT_NAME, ", which the answer's documents never mention"),
+                                        (rare, RARE_WORD, ", which no readable document contains"),
+                                        (undated, UNDATED, ", which the answer never states"),
+                                        (siblings, SIBLING_WORD, ", which the answer's documents never mention")):
+        if found_words:
+            return AnswerabilityReport(cov, sim, kind, found, False, prefix + ", ".join(found_words) + suffix,
+                                       **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     why = f" and similarity {sim:.2f} < {min_similarity}" if similarity_route else " (coverage decides)"
