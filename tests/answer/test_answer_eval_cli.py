@@ -269,9 +269,8 @@ def test_the_judge_profile_lets_the_judge_decide():
     assert (cfg.answerability_min_coverage, cfg.answerability_min_similarity) == (0.0, 0.0)
     # the answer type anywhere in the answer, as the profile was measured (the default reads it per sentence)
     assert (cfg.answerability_type_coverage, RagbenchConfig().answer.answerability_type_coverage) == (0.0, 0.2)
-    # and no sibling-word rule, which was chosen on the text check's answers only
-    assert (cfg.answerability_sibling_zipf, RagbenchConfig().answer.answerability_sibling_zipf) == (0.0, 4.0)
-    assert (cfg.answerability_change_dates, RagbenchConfig().answer.answerability_change_dates) == (False, True)
+    # the sibling-word and change-date rules as in the default (measured under the judge too)
+    assert (cfg.answerability_sibling_zipf, cfg.answerability_change_dates) == (4.0, True)
     assert judge_config(RagbenchConfig(), None) == RagbenchConfig()
     assert judge_overrides("x")["answer.judge"] == "x" and JUDGE_MIN_YES == 0.35
     assert (system_name(), system_name("llama"), system_name(judge="llama")) == \

@@ -200,7 +200,5 @@ def test_serve_judge_sets_the_judge_profile_and_set_still_wins():
                                       "answer.judge_min_yes": "0.5", "answer.judge_min_yes_restricted": "0.45",
                                       "answer.answerability_min_coverage": "0.0",
                                       "answer.answerability_min_similarity": "0.0",
-                                      "answer.answerability_type_coverage": "0.0",
-                                      "answer.answerability_sibling_zipf": "0.0",
-                                      "answer.answerability_change_dates": "False"}
+                                      "answer.answerability_type_coverage": "0.0"}
     assert config_overrides(parser.parse_args(["serve"])) == {}
