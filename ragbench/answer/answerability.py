@@ -156,7 +156,8 @@ def misspelling(word: str, vocabulary: Mapping[str, int]) -> bool:
 _PRONOUNS = frozenset("hers theirs ours yours mine thine whom whose".split())
 
 
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
+_MONTHS = "|".join(_MONTH_NAMES)
 # "from April 2026", "starting 1 September", "after 2026/27", "from next August", "from next year"
 _CHANGE_DATE = re.compile(rf"\b(?:from|starting|after)\s+((?:next\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+)?(?:{_MONTHS})"
                           rf"(?:\s+\d{{4}})?|\d{{4}}(?:/\d{{2}})?|next\s+(?:year|month|term|season|week))\b", re.I)
@@ -357,8 +358,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
 
 
 _WORD_SHAPE = re.compile(r"[^\W\d_][\w'’-]*")
-_CALENDAR = frozenset("""monday tuesday wednesday thursday friday saturday sunday january february march april may
-    june july august september october november december""".split())
+_CALENDAR = frozenset("monday tuesday wednesday thursday friday saturday sunday".split()) | frozenset(_MONTH_NAMES)
 
 
 def names(question: str) -> list[str]:

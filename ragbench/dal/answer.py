@@ -112,7 +112,9 @@ def research_answer(result: ResearchResult, chat_model: ChatModel, cfg: AnswerCo
 
     if not hits:
         return refusal("insufficient-retrieval")
-    weights = TermWeights.from_texts(f"{h.title}\n{h.text}" for h in hits)
+    # Each source's terms (title and facts), read once: the IDF weights and the quoted sources' terms use them.
+    source_terms = {h.chunk_id: doc_terms(f"{h.title}\n{h.text}") for h in hits}
+    weights = TermWeights.from_term_sets(source_terms.values())
     passages = [Passage(i + 1, h.text, h.score, h.title) for i, h in enumerate(hits)]
     context = "\n".join(f"[{p.n}] {normalize_whitespace(p.text)}" for p in passages)
     user = f"CONTEXT:\n{context}\n\nQUESTION:\n{question}"
@@ -133,17 +135,15 @@ def research_answer(result: ResearchResult, chat_model: ChatModel, cfg: AnswerCo
     citations = build_citations(text, hits, report)
     check = None
     if cfg.answerability:
-        # The same checks as ``ask`` (one entry point): each sentence is read with its own source's title, and
-        # a name of the question that the quoted sources never mention makes the answer one about a sibling.
+        # The same checks as ``ask`` (one entry point): each sentence is read with its own source's title, and a
+        # name or specific word of the question that the quoted sources never mention makes the answer one about a
+        # sibling.
         by_id = {h.chunk_id: h for h in hits}
-        quoted = [by_id[s.chunk_id] for s in report.sentences if s.chunk_id in by_id]
         own = [by_id[s.chunk_id].title if s.chunk_id in by_id else "" for s in report.sentences]
-        source_terms: set[str] = set()
-        for h in quoted:
-            source_terms |= doc_terms(f"{h.title}\n{h.text}")
+        quoted = set().union(*(source_terms[s.chunk_id] for s in report.sentences if s.chunk_id in by_id))
         matcher = WordMatcher(embedder) if embedder is not None else None
         check = assess_answer(cfg, question, question, [s.sentence.text for s in report.sentences], distinct(own),
-                              weights, embedder, matcher, document_terms=source_terms, sentence_contexts=own)
+                              weights, embedder, matcher, document_terms=quoted, sentence_contexts=own)
         if not check.answerable:
             return refusal("unanswerable-question", report.support_ratio, check=check)
     by_chunk = {h.chunk_id: h.doc_id for h in hits}
