@@ -237,8 +237,10 @@ class AnswerConfig:
     # The verdict judge's threshold when the whole index's best chunk is one the asker may not read (the restricted
     # gap is above 0 but below answer.restricted_gap): a better match the asker cannot see asks for a surer answer.
     judge_min_yes_restricted: float = 0.5
-    # "verdict": judge the finished answer; "rerank": judge each retrieved passage, keep those accepted (best first).
-    judge_mode: Literal["verdict", "rerank"] = "verdict"
+    # "verdict": judge the finished answer; "rerank": judge each retrieved passage, keep those accepted (best first);
+    # "rescue": judge only an answer the text check refused on its coverage and similarity thresholds, and answer
+    # it when the judge accepts (every other answer and refusal is the text check's).
+    judge_mode: Literal["verdict", "rerank", "rescue"] = "verdict"
     # Prompt-injection quarantine (ragbench.answer.quarantine): flagged paragraphs are redacted from retrieved
     # chunks before the model, the grounding and the citations see them.
     quarantine: bool = True

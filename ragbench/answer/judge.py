@@ -26,6 +26,11 @@ separates answerable questions from near-topic and restricted ones better than c
 golden sets.
 It accepts at ``JUDGE_MIN_YES``, or at ``JUDGE_MIN_YES_RESTRICTED`` when the whole index's best chunk is one the
 asker may not read (``answer.judge_min_yes_restricted``): both are leave-one-set-out choices (docs/answers.md).
+
+:func:`rescue_overrides` is the *rescue profile* (``--rescue NAME``): the default text check decides with all its
+thresholds, and the judge reads only the answers it refused on coverage and similarity (mostly paraphrases), with
+its own pair of thresholds (``RESCUE_MIN_YES``, ``RESCUE_MIN_YES_RESTRICTED``). On the twelve golden sets it asks the
+model about one question in six of those the judge profile asks about (docs/answers.md).
 """
 from __future__ import annotations
 
@@ -69,6 +74,10 @@ _SHIPPED = frozenset({("v1", JUDGE_BODY_V1), ("v2", JUDGE_BODY_V2)})
 #: was 0.40 until session 19 re-measured it with session 18's reader, which quotes more of each passage.
 JUDGE_MIN_YES = 0.35
 JUDGE_MIN_YES_RESTRICTED = 0.45
+#: The rescue profile's pair, chosen the same way for its own task (reading only the text check's threshold
+#: refusals): 0.35 / 0.40 in ten of the twelve folds, 0.35 / 0.45 in the other two (docs/answers.md, session 23).
+RESCUE_MIN_YES = 0.35
+RESCUE_MIN_YES_RESTRICTED = 0.40
 
 
 def judge_overrides(model: str) -> dict[str, object]:
@@ -81,6 +90,15 @@ def judge_overrides(model: str) -> dict[str, object]:
             "answer.judge_min_yes_restricted": JUDGE_MIN_YES_RESTRICTED,
             "answer.answerability_min_coverage": 0.0, "answer.answerability_min_similarity": 0.0,
             "answer.answerability_type_coverage": 0.0}
+
+
+def rescue_overrides(model: str) -> dict[str, object]:
+    """Config overrides of the *rescue profile*: the default text check decides, and chat model ``model`` is asked
+    only about an answer the check refused on its coverage and similarity thresholds (``answer.judge_mode`` =
+    ``rescue``), which it answers when P(yes) reaches ``RESCUE_MIN_YES`` (``RESCUE_MIN_YES_RESTRICTED`` when the
+    index's best chunk is one the asker may not read)."""
+    return {"answer.judge": model, "answer.judge_mode": "rescue", "answer.judge_min_yes": RESCUE_MIN_YES,
+            "answer.judge_min_yes_restricted": RESCUE_MIN_YES_RESTRICTED}
 
 
 @dataclass(frozen=True)

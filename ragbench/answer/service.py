@@ -26,7 +26,7 @@ from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
 from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess_answer,
                             coverage)
-from .judge import AnswerJudge
+from .judge import AnswerJudge, Verdict
 from .rerank import QueryLikelihoodReranker
 from .parts import interleave, question_parts
 from .quarantine import Quarantine
@@ -550,7 +550,7 @@ class AnsweringService:
             return self._refusal(base, "insufficient-grounding", report.support_ratio, context_tokens, hits,
                                  sentences=report.sentences, **tokens)
         citations = build_citations(text, hits, report)
-        judge = self.judge if self.cfg.judge_mode == "verdict" else None
+        judge = self.judge if self.cfg.judge_mode in ("verdict", "rescue") else None
         # Each sentence's title, headings and table header, read once (store reads) for the check and the judge.
         per_sentence = self.own_contexts(report, hits) if self.cfg.answerability or judge is not None else []
         contexts = distinct(per_sentence)
@@ -558,18 +558,31 @@ class AnsweringService:
                                    similarity_route=base.get("restricted_lead", 0.0) <= 0,
                                    restricted_terms=set().union(*restricted)
                                    if self.cfg.answerability_everyday_zipf > 0 else None)
-        if check is not None and not check.answerable:
-            refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
-                                    sentences=report.sentences, **tokens)
-            return replace(refusal, answerability=check)
-        if judge is not None:
+
+        def verdict_on_answer(judge: AnswerJudge) -> Verdict:
             # The standalone form: a follow-up ("And for a weekend night?") is judged with its carried subject.
             # A better match the asker may not read (the restricted gap, above 0) asks for a surer verdict.
             restricted = base.get("restricted_gap", 0.0) > 0
             # The judge reads the evidence the text check reads: each sentence's title, headings and table header
             # ("| Stay | Drive-up price |" says what "| Up to 24 hours | £19.00 |" prices).
-            verdict = judge.judge(asked, [s.sentence.text for s in report.sentences], contexts,
-                                       self.cfg.judge_min_yes_restricted if restricted else None)
+            return judge.judge(asked, [s.sentence.text for s in report.sentences], contexts,
+                               self.cfg.judge_min_yes_restricted if restricted else None)
+
+        if check is not None and not check.answerable:
+            # The rescue judge gives a second opinion on what word overlap alone refused (the coverage and
+            # similarity thresholds: mostly paraphrases); a refusal with a named reason stands, and so does this one
+            # when the judge fails.
+            rescued = False
+            if judge is not None and self.cfg.judge_mode == "rescue" and check.on_thresholds:
+                verdict = verdict_on_answer(judge)
+                rescued = verdict.accepted and verdict.error is None
+            if not rescued:
+                refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
+                                        sentences=report.sentences, **tokens)
+                return replace(refusal, answerability=check)
+            check = replace(check, answerable=True, reason=None, parts=())
+        elif judge is not None and self.cfg.judge_mode == "verdict":
+            verdict = verdict_on_answer(judge)
             if not verdict.accepted:
                 refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
                                         sentences=report.sentences, **tokens)

@@ -32,6 +32,9 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", default=None, metavar="MODEL",
                    help="the judge profile: this local model (llama) decides whether the answer answers the "
                         "question (docs/answers.md; about 1-2 s per question)")
+    p.add_argument("--rescue", default=None, metavar="MODEL",
+                   help="the rescue profile: the text check decides, and this local model (llama) reads only the "
+                        "answers it refused on coverage and similarity (docs/answers.md)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,7 +50,8 @@ def service_for(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     from ..eval.assistant import open_service
 
     return open_service(load_cfg(args), args.principal, mode=args.retriever, model=args.model, store=args.store,
-                        data=args.data, principals=args.principals, tenant=args.tenant, judge=args.judge)
+                        data=args.data, principals=args.principals, tenant=args.tenant, judge=args.judge,
+                        rescue=args.rescue)
 
 
 def answer_lines(answer: Any) -> list[str]:

@@ -4,7 +4,8 @@ compared, saved and logged to MLflow (the run itself: :mod:`ragbench.eval.golden
 Prints the aggregate, per-slice and paraphrase-significance tables; with ``--json`` stdout is one line
 ``{"systems": {...}, "slices": {system: {tag: {measure: value}}}, "mlflow_run_id": ..., "run_dir": ...}``. The
 default answer system is ``answer``; ``--model M`` adds ``answer-M`` and ``--judge M`` adds ``answer-judge-M``
-(the extractive reader with M as its answerability judge, the judge profile of docs/answers.md). If MLflow cannot be
+(the extractive reader with M as its answerability judge, the judge profile of docs/answers.md) and ``--rescue M``
+adds ``answer-rescue-M`` (the text check, with M reading only its threshold refusals). If MLflow cannot be
 reached the results are still saved and printed, and the exit status is 1."""
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", default=None, metavar="MODEL",
                    help="also score 'answer-judge-<model>': the extractive reader with this local model (llama) as "
                         "its answerability judge, the judge profile (about 1-2 s per question)")
+    p.add_argument("--rescue", default=None, metavar="MODEL",
+                   help="also score 'answer-rescue-<model>': the default text check, with this local model (llama) "
+                        "reading only the answers it refused on coverage and similarity, the rescue profile")
     add_common_options(p)
     p.set_defaults(func=main)
 
@@ -42,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
     ev = run_golden(args.data, args.retriever, args.k, args.seed, args.out, cfg, log_mlflow=not args.no_mlflow,
                     show_progress=show_progress(args), answers=not args.no_answers,
                     models=[args.model] if args.model and args.model != "extractive" else [],
-                    judges=[args.judge] if args.judge else [])
+                    judges=[args.judge] if args.judge else [], rescues=[args.rescue] if args.rescue else [])
     out.text(report(ev))
     if ev.tracking_error:
         out.error(ev.tracking_error)

@@ -60,18 +60,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", default=None, metavar="MODEL",
                    help="the judge profile on /v1/ask: this local model (llama) decides whether an answer answers "
                         "the question (docs/answers.md)")
+    p.add_argument("--rescue", default=None, metavar="MODEL",
+                   help="the rescue profile on /v1/ask: the text check decides, and this local model (llama) reads "
+                        "only the answers it refused on coverage and similarity (docs/answers.md)")
     add_config_options(p)  # the file's serve: section and --set serve.* names hold the serve knobs
     p.add_argument("--quiet", action="store_true", help="no progress bars while indexing")
     p.set_defaults(func=run)
 
 
 def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``--set`` overrides, on top of the judge profile's settings when ``--judge`` is given (``--set`` wins)."""
+    """The ``--set`` overrides, on top of the judge profile's settings when ``--judge`` is given, or the rescue
+    profile's with ``--rescue`` (``--set`` wins)."""
     overrides = parse_sets(args.set)
-    if args.judge:
-        from ..answer.judge import judge_overrides
+    if args.judge or args.rescue:
+        from ..answer.judge import judge_overrides, rescue_overrides
 
-        overrides = {**{k: str(v) for k, v in judge_overrides(args.judge).items()}, **overrides}
+        if args.judge and args.rescue:
+            raise ConfigError("serve: both --judge and --rescue were given. Fix: pass one of them (--judge: the judge "
+                              "decides every answer; --rescue: it reads only the text check's threshold refusals).")
+        profile = judge_overrides(args.judge) if args.judge else rescue_overrides(args.rescue)
+        overrides = {**{k: str(v) for k, v in profile.items()}, **overrides}
     return overrides
 
 

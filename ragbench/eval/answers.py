@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping, MutableMapping, Sequence
 import pandas as pd
 
 from ..config import RagbenchConfig, with_overrides
+from ..errors import ConfigError
 from ..schema import Principal
 from ..text import tokenize
 from .metrics import AnswerGold, evaluate_answers
@@ -335,21 +336,30 @@ def evaluate_golden_answers(golden: Any, cfg: RagbenchConfig | None = None, mode
 # ------------------------------------------------------------------------------- `ragbench eval golden` hook
 
 
-def system_name(model: str | None = None, judge: str | None = None) -> str:
+def system_name(model: str | None = None, judge: str | None = None, rescue: str | None = None) -> str:
     """``answer`` for the default reader, ``answer-<model>`` for another chat model (``answer-llama``),
-    ``answer-judge-<judge>`` for the default reader under the judge profile (``answer-judge-llama``)."""
+    ``answer-judge-<judge>`` for the default reader under the judge profile (``answer-judge-llama``) and
+    ``answer-rescue-<rescue>`` under the rescue profile (``answer-rescue-llama``)."""
     if judge:
         return f"answer-judge-{judge}"
+    if rescue:
+        return f"answer-rescue-{rescue}"
     return "answer" if not model or model == "extractive" else f"answer-{model}"
 
 
-def judge_config(cfg: RagbenchConfig, judge: str | None) -> RagbenchConfig:
-    """``cfg`` under the judge profile with chat model ``judge`` (:func:`ragbench.answer.judge.judge_overrides`)."""
-    if not judge:
-        return cfg
-    from ..answer.judge import judge_overrides
+def judge_config(cfg: RagbenchConfig, judge: str | None, rescue: str | None = None) -> RagbenchConfig:
+    """``cfg`` under the judge profile with chat model ``judge`` (:func:`ragbench.answer.judge.judge_overrides`),
+    or under the rescue profile with chat model ``rescue`` (:func:`ragbench.answer.judge.rescue_overrides`)."""
+    from ..answer.judge import judge_overrides, rescue_overrides
 
-    return with_overrides(cfg, judge_overrides(judge))
+    if judge and rescue:
+        raise ConfigError(f"both a judge ({judge!r}) and a rescue judge ({rescue!r}) were given. Fix: pass --judge "
+                          "(the judge decides every answer) or --rescue (it reads only threshold refusals), not both.")
+    if judge:
+        return with_overrides(cfg, judge_overrides(judge))
+    if rescue:
+        return with_overrides(cfg, rescue_overrides(rescue))
+    return cfg
 
 
 def model_config(cfg: RagbenchConfig, model: str | None) -> RagbenchConfig:
@@ -384,10 +394,12 @@ def answer_records(golden: Any, service: Any, qids: Sequence[str], chunk_doc: Ma
 
 
 def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any],
-                          models: Sequence[str] = (), judges: Sequence[str] = ()) -> dict[str, Callable]:
+                          models: Sequence[str] = (), judges: Sequence[str] = (),
+                          rescues: Sequence[str] = ()) -> dict[str, Callable]:
     """Answer systems for :func:`ragbench.eval.harness.experiment`: ``answer`` (the configured reader, extractive
-    by default), one ``answer-<model>`` per extra chat model in ``models`` and one ``answer-judge-<judge>`` per
-    judge in ``judges`` (the judge profile), each over its own sentence-chunked store in :data:`ANSWER_MODE`
+    by default), one ``answer-<model>`` per extra chat model in ``models``, one ``answer-judge-<judge>`` per
+    judge in ``judges`` (the judge profile) and one ``answer-rescue-<model>`` per model in ``rescues`` (the rescue
+    profile), each over its own sentence-chunked store in :data:`ANSWER_MODE`
     (reusing the embedder of the given dense retriever). Their records carry LeakedDocs, FactInAnswer,
     SecretInAnswer and InjectionQuoted per question."""
     from ..retrieval.retriever import vector_part
@@ -400,8 +412,9 @@ def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[
             break
     acfg = answer_config(cfg, ANSWER_MODE)
 
-    def make(model: str | None, judge: str | None = None) -> Callable[[pd.DataFrame], list[dict[str, Any]]]:
-        mcfg = judge_config(model_config(acfg, model), judge)
+    def make(model: str | None, judge: str | None = None,
+             rescue: str | None = None) -> Callable[[pd.DataFrame], list[dict[str, Any]]]:
+        mcfg = judge_config(model_config(acfg, model), judge, rescue)
 
         def system(queries: pd.DataFrame, show_progress: bool = False) -> list[dict[str, Any]]:
             emb = embedder
@@ -421,4 +434,6 @@ def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[
         systems[system_name(m)] = make(m)
     for j in judges:
         systems[system_name(judge=j)] = make(None, j)
+    for r in rescues:
+        systems[system_name(rescue=r)] = make(None, rescue=r)
     return systems

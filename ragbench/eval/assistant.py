@@ -33,7 +33,8 @@ def default_store(data_hash: str, cfg: RagbenchConfig) -> Path:
 
 def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None, model: str | None = None,
                  store: str | None = None, data: str | None = None, principals: str | None = None,
-                 tenant: str | None = None, judge: str | None = None) -> tuple[Any, Any, RagbenchConfig]:
+                 tenant: str | None = None, judge: str | None = None,
+                 rescue: str | None = None) -> tuple[Any, Any, RagbenchConfig]:
     """``(service, principal, cfg)``: the :class:`~ragbench.answer.AnsweringService` these options describe, the
     :class:`~ragbench.schema.Principal` named ``principal`` (an unknown one raises ``PermissionDenied`` before any
     work) and the configuration actually used (``cfg`` with the answer settings of ``mode`` and ``model``).
@@ -41,7 +42,8 @@ def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None
     ``mode`` is the retrieval mode (default: the answer mode), ``model`` the chat model (default
     ``answer.chat_model``), ``data`` the golden folder (default: the bundled one), ``tenant`` the budget tenant,
     ``judge`` a chat model for the judge profile (:func:`ragbench.answer.judge.judge_overrides`; ``answer.judge``
-    alone adds the judge on the configured thresholds). The caller closes ``service.store``."""
+    alone adds the judge on the configured thresholds), ``rescue`` one for the rescue profile
+    (:func:`ragbench.answer.judge.rescue_overrides`). The caller closes ``service.store``."""
     from ..answer import AnsweringService, BudgetLedger, PrincipalRegistry
     from ..config import with_overrides
     from ..llm import make_chat_model, make_token_scorer
@@ -55,7 +57,7 @@ def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None
     cfg = answer_config(cfg, mode)
     if model:
         cfg = with_overrides(cfg, {"answer.chat_model": model})
-    cfg = judge_config(cfg, judge)
+    cfg = judge_config(cfg, judge, rescue)
     golden = load_golden(data or DEFAULT_FOLDER) if store is None or principals is None else None
     if principals:
         registry = PrincipalRegistry.from_yaml(principals)

@@ -65,12 +65,14 @@ def build_retrievers(golden: Any, cfg: RagbenchConfig, modes: Sequence[str], emb
 
 
 def answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any],
-                   models: Sequence[str] = (), judges: Sequence[str] = ()) -> dict[str, Callable]:
+                   models: Sequence[str] = (), judges: Sequence[str] = (),
+                   rescues: Sequence[str] = ()) -> dict[str, Callable]:
     """The grounded-answer systems scored next to the retrievers (:mod:`ragbench.eval.answers`): ``answer``,
-    one ``answer-<model>`` per extra chat model and one ``answer-judge-<judge>`` per judge (the judge profile)."""
+    one ``answer-<model>`` per extra chat model, one ``answer-judge-<judge>`` per judge (the judge profile) and one
+    ``answer-rescue-<model>`` per rescue judge (the rescue profile)."""
     from .answers import golden_answer_systems
 
-    return dict(golden_answer_systems(golden, cfg, retrievers, models, judges))
+    return dict(golden_answer_systems(golden, cfg, retrievers, models, judges, rescues))
 
 
 def default_run_dir(kind: str = "golden") -> Path:
@@ -98,10 +100,10 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
                out: str | Path | None = None, cfg: RagbenchConfig | None = None, log_mlflow: bool = True,
                experiment_name: str = EXPERIMENT, tracking_timeout: float | None = 10,
                embedder: Any = None, show_progress: bool = False, answers: bool = True,
-               models: Sequence[str] = (), judges: Sequence[str] = ()) -> GoldenEval:
+               models: Sequence[str] = (), judges: Sequence[str] = (), rescues: Sequence[str] = ()) -> GoldenEval:
     """The whole golden evaluation (module doc); ``answers=False`` scores retrieval only; ``models`` adds an
-    ``answer-<model>`` system per chat model and ``judges`` an ``answer-judge-<judge>`` system per judge (the
-    judge profile) next to the default ``answer``."""
+    ``answer-<model>`` system per chat model, ``judges`` an ``answer-judge-<judge>`` system per judge (the judge
+    profile) and ``rescues`` an ``answer-rescue-<model>`` system per rescue judge, next to the default ``answer``."""
     from ..tracking import record_run
     from .golden import DEFAULT_FOLDER, load_golden
 
@@ -111,7 +113,7 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
     golden = load_golden(data or DEFAULT_FOLDER)
     retrievers = build_retrievers(golden, cfg, modes, embedder, show_progress)
     systems: dict[str, Any] = dict(retrievers)
-    extra = answer_systems(golden, cfg, retrievers, models, judges) if answers else {}
+    extra = answer_systems(golden, cfg, retrievers, models, judges, rescues) if answers else {}
     systems.update(extra)
     baselines = [b for b in ("bm25", "dense") if b in retrievers]
     run_dir = Path(out) if out is not None else default_run_dir("golden")
@@ -122,7 +124,8 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
         principals={q.qid: golden.principal(q.qid) for q in golden.questions}, show_progress=show_progress)
     plot = bar_chart(result.aggregate, run_dir / "golden_metrics.png", f"golden set, k = {k}")
     rec = record_run(experiment_name, f"golden-{run_dir.name}", cfg, result_metrics(result),
-                     params=golden_params(list(retrievers), k, seed, golden.folder, list(extra), judges),
+                     params=golden_params(list(retrievers), k, seed, golden.folder, list(extra), judges,
+                                         rescues),
                      artifacts=[run_dir / name for name in ARTIFACTS], data_hash=golden.data_hash,
                      model_sha256=(result.meta or {}).get("model_sha256"), stages=(result.meta or {}).get("stages"),
                      tags={"dataset": "golden", "run_dir": str(run_dir)}, enabled=log_mlflow,
@@ -131,10 +134,10 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
 
 
 def golden_params(modes: Sequence[str], k: int, seed: int, folder: Any, answer_systems: Sequence[str] = (),
-                  judges: Sequence[str] = ()) -> dict[str, Any]:
+                  judges: Sequence[str] = (), rescues: Sequence[str] = ()) -> dict[str, Any]:
     """The run's own parameters for MLflow (the config is logged beside them): retrieval modes, k, seed, data
-    folder, the answer systems scored and, with a judge profile, its judge template and thresholds, so runs made
-    before and after a template change stay apart in the MLflow UI."""
+    folder, the answer systems scored and, with a judge or rescue profile, its judge template and thresholds, so
+    runs made before and after a template change stay apart in the MLflow UI."""
     params: dict[str, Any] = {"eval": {"modes": ",".join(modes), "k": k, "seed": seed, "data": str(folder),
                                        "answer_systems": ",".join(answer_systems)}}
     if judges:
@@ -142,6 +145,11 @@ def golden_params(modes: Sequence[str], k: int, seed: int, folder: Any, answer_s
 
         params["judge_profile"] = {"judges": ",".join(judges), "template": f"{JUDGE_NAME}@{JUDGE_VERSION}",
                                    "min_yes": JUDGE_MIN_YES, "min_yes_restricted": JUDGE_MIN_YES_RESTRICTED}
+    if rescues:
+        from ..answer.judge import JUDGE_NAME, JUDGE_VERSION, RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED
+
+        params["rescue_profile"] = {"judges": ",".join(rescues), "template": f"{JUDGE_NAME}@{JUDGE_VERSION}",
+                                    "min_yes": RESCUE_MIN_YES, "min_yes_restricted": RESCUE_MIN_YES_RESTRICTED}
     return params
 
 

@@ -12,6 +12,7 @@ import pytest
 from ragbench.answer.citations import Citation
 from ragbench.answer.service import Answer
 from ragbench.config import RagbenchConfig, with_overrides
+from ragbench.errors import ConfigError, ModelError
 from ragbench.eval.answers import (LEAKED_DOCS, SECRET_IN_ANSWER, LeakChecker, answer_config,
                                    evaluate_golden_answers, golden_answer_systems)
 from ragbench.eval.golden import load_golden
@@ -295,6 +296,55 @@ def test_eval_golden_scores_the_judge_profile_as_its_own_system(golden, monkeypa
         assert (recs[0]["refused"], recs[0]["FactInAnswer"]) == (False, 1.0)
 
 
+def test_the_rescue_profile_keeps_the_text_check_and_its_thresholds():
+    from ragbench.answer.judge import rescue_overrides
+    from ragbench.eval.answers import judge_config, system_name
+
+    cfg = judge_config(RagbenchConfig(), None, "llama").answer
+    assert (cfg.judge, cfg.judge_mode, cfg.judge_min_yes, cfg.judge_min_yes_restricted) == \
+        ("llama", "rescue", 0.35, 0.40)
+    plain = RagbenchConfig().answer
+    assert (cfg.answerability_min_coverage, cfg.answerability_min_similarity, cfg.answerability_type_coverage) == \
+        (plain.answerability_min_coverage, plain.answerability_min_similarity, 0.2)
+    assert set(rescue_overrides("x")) == {"answer.judge", "answer.judge_mode", "answer.judge_min_yes",
+                                          "answer.judge_min_yes_restricted"}
+    assert system_name(rescue="llama") == "answer-rescue-llama"
+    with pytest.raises(ConfigError, match="--judge .* or --rescue"):
+        judge_config(RagbenchConfig(), "llama", "llama")
+
+
+class FailingJudge(ConstantJudge):
+    def yes_probability(self, messages) -> float:
+        self.prompts.append(messages[-1].content)
+        raise ModelError("the judge model crashed")
+
+
+@pytest.mark.parametrize("judge_kind", ["yes", "no", "failing"])
+def test_the_rescue_judge_reads_only_what_the_text_check_refused_on_its_thresholds(golden, monkeypatch, judge_kind):
+    """With the hashing embedder: g001 (annual leave) is answered by the text check, g008 is refused for a named
+    reason (no number in a sentence on its topic), g025 names CCTV, which its documents never mention, and g064
+    ("What is the name of Ferrowick's chief executive?") is refused on coverage alone: only g064 reaches the judge,
+    and only an accepting verdict answers it."""
+    import pandas as pd
+
+    import ragbench.llm as llm
+
+    judge = FailingJudge(1.0) if judge_kind == "failing" else ConstantJudge(1.0 if judge_kind == "yes" else 0.0)
+    real = llm.make_chat_model
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: judge if spec == "stub" else real(spec, **kw))
+    systems = golden_answer_systems(golden, with_overrides(RagbenchConfig(), FAST), {}, rescues=["stub"])
+    assert list(systems) == ["answer", "answer-rescue-stub"]
+    qids = ["g001", "g008", "g025", "g064"]
+    recs = {r["qid"]: r for r in systems["answer-rescue-stub"](pd.DataFrame({"qid": qids, "query": ["x"] * 4}))}
+    assert len(judge.prompts) == 1 and "QUESTION: What is the name of Ferrowick's chief executive?" in judge.prompts[0]
+    assert (recs["g001"]["refused"], recs["g001"]["FactInAnswer"]) == (False, 1.0)
+    assert [recs[q]["refusal_reason"] for q in ("g008", "g025")] == ["unanswerable-question"] * 2
+    if judge_kind == "yes":
+        assert (recs["g064"]["refused"], recs["g064"]["refusal_reason"]) == (False, None)
+    else:
+        assert (recs["g064"]["refused"], recs["g064"]["refusal_reason"]) == (True, "unanswerable-question")
+
+
 def test_ask_takes_the_judge_profile(golden, monkeypatch, tmp_path):
     from ragbench.eval.assistant import open_service
 
@@ -316,6 +366,27 @@ def test_ask_takes_the_judge_profile(golden, monkeypatch, tmp_path):
         plain.store.close()
 
 
+def test_ask_and_chat_take_the_rescue_profile(golden, monkeypatch, tmp_path):
+    from ragbench.cli import build_parser
+    from ragbench.eval.assistant import open_service
+
+    monkeypatch.chdir(tmp_path)
+    judge = _stub_judge(monkeypatch, 0.0)
+    svc, who, used = open_service(with_overrides(RagbenchConfig(), FAST), "eval-staff", mode="bm25", rescue="stub")
+    try:
+        assert svc.judge is not None and svc.judge.model is judge and used.answer.judge_mode == "rescue"
+        assert used.answer.answerability_min_coverage == RagbenchConfig().answer.answerability_min_coverage
+        # answered by the text check: the rescue judge is not asked
+        a = svc.answer("How many days of annual leave do full-time employees get?", who)
+        assert (a.refused, judge.prompts) == (False, [])
+    finally:
+        svc.store.close()
+    for command in ("ask", "chat"):
+        args = build_parser().parse_args([command, *(["Q"] if command == "ask" else []), "--as", "x",
+                                          "--rescue", "llama"])
+        assert (args.rescue, args.judge) == ("llama", None)
+
+
 def test_golden_run_params_name_the_answer_systems_and_the_judge_template():
     from ragbench.eval.golden_run import golden_params
     from ragbench.tracking import flatten_params
@@ -328,6 +399,10 @@ def test_golden_run_params_name_the_answer_systems_and_the_judge_template():
         "judge_profile.judges": "llama", "judge_profile.template": "rag.judge@v3",
         "judge_profile.min_yes": "0.35", "judge_profile.min_yes_restricted": "0.45"}
     assert judged["eval.answer_systems"] == "answer,answer-judge-llama" and judged["eval.modes"] == "bm25,dense"
+    rescued = flatten_params(golden_params(["dense"], 5, 13, "d", ["answer", "answer-rescue-llama"], (), ["llama"]))
+    assert {k: v for k, v in rescued.items() if "_profile." in k} == {
+        "rescue_profile.judges": "llama", "rescue_profile.template": "rag.judge@v3",
+        "rescue_profile.min_yes": "0.35", "rescue_profile.min_yes_restricted": "0.4"}
 
 
 def test_a_refused_followup_is_read_again_in_the_documents_the_chat_cited():

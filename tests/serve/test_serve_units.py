@@ -202,3 +202,16 @@ def test_serve_judge_sets_the_judge_profile_and_set_still_wins():
                                       "answer.answerability_min_similarity": "0.0",
                                       "answer.answerability_type_coverage": "0.0"}
     assert config_overrides(parser.parse_args(["serve"])) == {}
+
+
+def test_serve_rescue_sets_the_rescue_profile_and_not_with_judge():
+    from ragbench.cli import build_parser
+    from ragbench.commands.serve import config_overrides
+    from ragbench.errors import ConfigError
+
+    parser = build_parser()
+    assert config_overrides(parser.parse_args(["serve", "--rescue", "llama"])) == {
+        "answer.judge": "llama", "answer.judge_mode": "rescue", "answer.judge_min_yes": "0.35",
+        "answer.judge_min_yes_restricted": "0.4"}
+    with pytest.raises(ConfigError, match="both --judge and --rescue"):
+        config_overrides(parser.parse_args(["serve", "--judge", "llama", "--rescue", "llama"]))
