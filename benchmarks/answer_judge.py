@@ -18,6 +18,11 @@ answerability report its soft coverage and similarity. Offline then:
     python benchmarks/answer_judge.py --data data/golden data/golden_alderbrook data/golden_tarnwell \
         [--judge llama] [--objective refusal] [--cache judge.db] [--template FILE]
 
+``--profile rescue`` measures the rescue profile instead: every question answered once with the default text check
+and its thresholds, the judge reading only the answers those thresholds refused and accepting them all; offline,
+refused ⇔ refused for another reason, or restricted gap ≥ its configured value, or judged with P(yes) below the
+threshold (the same τ and τ / τ_restricted choices).
+
 ``--template FILE`` scores another judge template (its text, with ``{context}`` and ``{question}``) in place of
 the shipped one, registered as the store's active ``rag.judge``: the prompt variants of docs/answers.md.
 
@@ -70,9 +75,18 @@ class Row:
         return not self.other and self.gap < GAP and self.p_yes is not None
 
 
-def features(data: str, judge: str, cache: MutableMapping[str, float], template: str | None = None) -> list[Row]:
+#: The rescue profile with the judge accepting every threshold refusal and the restricted gap measured, not refusing.
+RESCUE_OFF = {"answer.judge_mode": "rescue", "answer.judge_min_yes": 0.0, "answer.judge_min_yes_restricted": 0.0,
+              "answer.restricted_gap": 1.0}
+
+
+def features(data: str, judge: str, cache: MutableMapping[str, float], template: str | None = None,
+             profile: str = "judge") -> list[Row]:
+    """One row per question of ``data``: the judge profile's (``profile="judge"``: every answer the named rules
+    let through is judged) or the rescue profile's (``"rescue"``: only the text check's threshold refusals are)."""
     golden = load_golden(data)
-    cfg = with_overrides(answer_config(None, "dense"), {**OFF, "answer.judge": judge})
+    off = OFF if profile == "judge" else RESCUE_OFF
+    cfg = with_overrides(answer_config(None, "dense"), {**off, "answer.judge": judge})
     from ragbench.retrieval.embedding import make_embedder
 
     embedder = make_embedder(cfg.embedding)
@@ -140,12 +154,15 @@ def main() -> None:
                     help="what τ maximises on the sets it is chosen on (default: questions handled right)")
     ap.add_argument("--cache", metavar="PATH", help="keep the judge's P(yes) per prompt in this shelve file")
     ap.add_argument("--template", metavar="FILE", help="score this judge template instead of the shipped one")
+    ap.add_argument("--profile", choices=("judge", "rescue"), default="judge",
+                    help="judge: the judge reads every answer (text thresholds 0); rescue: the text check decides and "
+                         "the judge reads only its threshold refusals")
     args = ap.parse_args()
     template = Path(args.template).read_text(encoding="utf-8") if args.template else None
     key = "handled" if args.objective == "handled" else "refusal_accuracy"
     cache: MutableMapping[str, float] = shelve.open(args.cache) if args.cache else {}
     try:
-        sets = {d: features(d, args.judge, cache, template) for d in args.data}
+        sets = {d: features(d, args.judge, cache, template, args.profile) for d in args.data}
     finally:
         if isinstance(cache, shelve.Shelf):
             cache.close()

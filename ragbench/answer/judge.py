@@ -75,7 +75,7 @@ _SHIPPED = frozenset({("v1", JUDGE_BODY_V1), ("v2", JUDGE_BODY_V2)})
 JUDGE_MIN_YES = 0.35
 JUDGE_MIN_YES_RESTRICTED = 0.45
 #: The rescue profile's pair, chosen the same way for its own task (reading only the text check's threshold
-#: refusals): 0.35 / 0.40 in ten of the twelve folds, 0.35 / 0.45 in the other two (docs/answers.md, session 23).
+#: refusals): 0.35 / 0.40 is among the choices of every fold, each golden set left out (docs/answers.md, session 23).
 RESCUE_MIN_YES = 0.35
 RESCUE_MIN_YES_RESTRICTED = 0.40
 
