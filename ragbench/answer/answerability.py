@@ -405,7 +405,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     > 0, a question word no readable document contains weighs nothing in coverage when it is an everyday English word
     (Zipf ≥ ``everyday_zipf``: "expected", "supposed", "turn") and no restricted passage among the question's top
     (``restricted_terms``) contains it either. With ``rare_zipf`` > 0, an asked word no readable document contains
-    that is rarer than that in general English ("motorbike" 3.2) and no verb form is unanswerable, like a name.
+    that is rarer than that in general English ("motorbike" 3.2) and no verb (by form or by place) is unanswerable,
+    like a name.
     With ``type_coverage`` > 0, the asked type counts only in a sentence that, with its own title and headings
     (``sentence_contexts``, one per sentence), covers at least that share of the question's weighted terms: a
     percentage from another passage ("25 per cent off treatments") does not answer "What commission do spa
@@ -478,13 +479,14 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     unknown_ids = [w for w, _ in unknown if any(ch.isdigit() for ch in w) and stem(w.lower()) not in told]
     # So can a rare English word that no readable document contains ("motorbike", "reservists", "curtains"): it
     # names a thing the documents lack, and a paraphrase rarely swaps an everyday word for a rarer one. A verb form
-    # ("faked", "typed") is left out: paraphrases swap verbs freely. Like a sibling name, such a word may belong to
-    # one part of a multi-part question only, so that reason is splittable.
+    # ("faked", "typed") or a word in a verb's place ("if I misplace", "can I nip") is left out: paraphrases swap
+    # verbs freely. Like a sibling name, such a word may belong to one part of a multi-part question only, so that
+    # reason is splittable.
     rare: list[str] = []
     if rare_zipf > 0:
         asked = asking_terms - aside
         rare = [w for w, _ in unknown if rare_thing(w, rare_zipf) and stem(w.lower()) in asked
-                and (df is None or not misspelling(w, df))]
+                and not after_subject(w, question) and (df is None or not misspelling(w, df))]
     # A graded code ("Level 5", "Category 9") is one identifier: its number alone is in every document.
     if df is not None:
         answer_codes = graded_codes(evidence_text)

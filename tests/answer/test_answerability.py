@@ -360,6 +360,8 @@ def test_a_rare_word_no_readable_document_contains_is_unanswerable():
     typo = "May staff bring a dog to the offise on Fridays?"
     assert assess(typo, typo, said, [], w, None, 0.0, 0.0, rare_zipf=4.0).answerable
     for asked in ("May staff who faked a dog bring it to the office on Fridays?",
+                  # a word in a verb's place ("if I misplace", "can I nip") is a verb whatever its form
+                  "May staff bring a dog to the office on Fridays if we motorbike in?",
                   "I ride a motorbike. May staff bring a dog to the office on Fridays?",
                   "May staff bring a dog to the office on Fridays, not counting the motorbike?"):
         assert assess(asked, asked, said, [], w, None, 0.0, 0.0, rare_zipf=4.0).answerable, asked
