@@ -44,7 +44,7 @@ def test_eval_golden_without_matplotlib_prints_the_install_line(tmp_path, capsys
         monkeypatch.setitem(sys.modules, name, None)  # import now fails as if matplotlib were not installed
     with pytest.raises(MissingExtraError, match=r'Fix: pip install "ragbench\[track\]"'):
         pyplot()
-    monkeypatch.setattr(golden_run, "answer_systems", lambda golden, cfg, retrievers, models=(), judges=(): {})
+    monkeypatch.setattr(golden_run, "answer_systems", lambda golden, cfg, retrievers, *systems: {})
     code = cli.main(["eval", "golden", "--no-mlflow", "--out", str(tmp_path / "run"), "--set",
                      "embedding.model=hashing", "--set", "embedding.cache=false"])
     err = capsys.readouterr().err

@@ -18,7 +18,7 @@ FAST = ["--set", "embedding.model=hashing", "--set", "embedding.cache=false"]
 @pytest.fixture
 def no_answers(monkeypatch):
     # Answer systems are the ANSWER engineer's (tested there); keep these tests to retrieval and fast.
-    monkeypatch.setattr(golden_run, "answer_systems", lambda golden, cfg, retrievers, models=(), judges=(): {})
+    monkeypatch.setattr(golden_run, "answer_systems", lambda golden, cfg, retrievers, *systems: {})
 
 
 def test_eval_golden_json_run_folder_and_mlflow(tmp_path, capsys, no_answers):
@@ -121,7 +121,7 @@ def test_answer_phase_progress_is_on_stderr_and_quiet_silences_it(tmp_path, caps
 
     calls: list[tuple[bool, int]] = []
 
-    def answer_systems(golden, cfg, retrievers, models=(), judges=()):
+    def answer_systems(golden, cfg, retrievers, models=(), judges=(), rescues=()):
         def system(queries, show_progress=False):
             calls.append((show_progress, len(queries)))
             return [{"qid": qid, "refused": True, "citations": [], "answer": ""}
