@@ -24,7 +24,7 @@ TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "queries": (QUERIES, ("conversation_id", "turn")),
     "run": (RUN, RUN_OPTIONAL),
     "qrels": (QRELS, ()),
-    "answers": (ANSWERS, ("refusal_reason", "model_id", "retrieval_mode", "cited_docnos")),
+    "answers": (ANSWERS, ("refusal_reason", "model_id", "retrieval_mode", "cited_docnos", "judge_p_yes")),
     "per_query": (PER_QUERY, ("slice",)),
 }
 

@@ -95,6 +95,9 @@ class Answer:
     #: (:meth:`AnsweringService.restricted_lead`; 0 when none is restricted or ``answer.restricted_coverage`` is
     #: off); above 0 it closes the answerability check's similarity route. Kept for evaluation, never sent.
     restricted_lead: float = field(default=0.0, repr=False)
+    #: The graded judge's P(yes) when it read this answer (``answer.judge`` in ``verdict`` or ``rescue`` mode), else
+    #: ``None``: why a judged answer was given or refused.
+    judge_p_yes: float | None = None
 
     @property
     def cited_doc_ids(self) -> list[str]:
@@ -111,7 +114,8 @@ class Answer:
                 "citations": [c.to_json() for c in self.citations], "support_ratio": round(self.support_ratio, 6),
                 "prompt_version": self.prompt_version, "model_id": self.model_id,
                 "retrieval_mode": self.retrieval_mode, "context_tokens": self.context_tokens,
-                "answer_id": self.answer_id, "error": self.error, "unanswered_parts": list(self.unanswered_parts)}
+                "answer_id": self.answer_id, "error": self.error, "unanswered_parts": list(self.unanswered_parts),
+                "judge_p_yes": self.judge_p_yes}
 
     def to_row(self, qid: str) -> dict[str, Any]:
         """A row of the ``answers`` table (plus the optional columns)."""
@@ -119,7 +123,7 @@ class Answer:
                 "refused": self.refused, "support_ratio": self.support_ratio, "prompt_version": self.prompt_version,
                 "context_tokens": self.context_tokens, "refusal_reason": self.refusal_reason,
                 "model_id": self.model_id, "retrieval_mode": self.retrieval_mode,
-                "cited_docnos": self.cited_doc_ids}
+                "cited_docnos": self.cited_doc_ids, "judge_p_yes": self.judge_p_yes}
 
 
 def _answer_cfg(cfg: AnswerConfig | RagbenchConfig | None) -> AnswerConfig:
@@ -568,6 +572,7 @@ class AnsweringService:
             return judge.judge(asked, [s.sentence.text for s in report.sentences], contexts,
                                self.cfg.judge_min_yes_restricted if restricted else None)
 
+        p_yes: float | None = None
         if check is not None and not check.answerable:
             # The rescue judge gives a second opinion on what word overlap alone refused (the coverage and
             # similarity thresholds: mostly paraphrases); a refusal with a named reason stands, and so does this one
@@ -575,22 +580,24 @@ class AnsweringService:
             rescued = False
             if judge is not None and self.cfg.judge_mode == "rescue" and check.on_thresholds:
                 verdict = verdict_on_answer(judge)
+                p_yes = verdict.p_yes
                 rescued = verdict.accepted and verdict.error is None
             if not rescued:
                 refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                         sentences=report.sentences, **tokens)
-                return replace(refusal, answerability=check)
+                return replace(refusal, answerability=check, judge_p_yes=p_yes)
             check = replace(check, answerable=True, reason=None, parts=())
         elif judge is not None and self.cfg.judge_mode == "verdict":
             verdict = verdict_on_answer(judge)
+            p_yes = verdict.p_yes
             if not verdict.accepted:
                 refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
                                         sentences=report.sentences, **tokens)
-                return replace(refusal, answerability=check)
+                return replace(refusal, answerability=check, judge_p_yes=p_yes)
         return Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
                       support_ratio=report.support_ratio, citations=tuple(citations),
                       context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
-                      sentences=report.sentences, answerability=check, **tokens, **base)
+                      sentences=report.sentences, answerability=check, judge_p_yes=p_yes, **tokens, **base)
 
     def term_weights(self, who: Principal) -> TermWeights:
         """IDF over the documents ``who`` may read (cached; recounted when the store changes)."""

@@ -6,7 +6,8 @@ MiniLM embeddings (:mod:`ragbench.eval.assistant`); ``--store`` points at anothe
 gives its principals file). Each answer is logged as an MLflow run (experiment ``ragbench-ask``). With ``--json``
 stdout is one JSON line with ``answer, refused, refusal_reason, citations [{doc_id, title, chunk_id, start, end}],
 support_ratio, prompt_version, model_id`` (plus retrieval_mode, context_tokens, answer_id, error, unanswered_parts,
-mlflow_run_id). A multi-part question answered in part lists the parts no sentence answers.
+judge_p_yes — the judge's P(yes) when a graded judge read the answer, else null — and mlflow_run_id). A multi-part
+question answered in part lists the parts no sentence answers.
 """
 from __future__ import annotations
 

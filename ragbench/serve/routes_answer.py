@@ -79,7 +79,7 @@ def answer_json(answer: Any, request: Request) -> dict[str, Any]:
             "prompt_version": answer.prompt_version, "model_id": answer.model_id,
             "retrieval_mode": answer.retrieval_mode, "support_ratio": round(answer.support_ratio, 6),
             "answer_id": answer.answer_id, "unanswered_parts": list(answer.unanswered_parts),
-            "request_id": current_request_id()}
+            "judge_p_yes": answer.judge_p_yes, "request_id": current_request_id()}
 
 
 @router.post("/v1/ask", summary="a grounded, cited answer (or a refusal) as the caller")

@@ -343,6 +343,9 @@ def test_the_rescue_judge_reads_only_what_the_text_check_refused_on_its_threshol
         assert (recs["g064"]["refused"], recs["g064"]["refusal_reason"]) == (False, None)
     else:
         assert (recs["g064"]["refused"], recs["g064"]["refusal_reason"]) == (True, "unanswerable-question")
+    # the judge's P(yes) is kept where it read the answer (none from a failing judge), and only there
+    assert recs["g064"]["judge_p_yes"] == {"yes": 1.0, "no": 0.0, "failing": None}[judge_kind]
+    assert [recs[q]["judge_p_yes"] for q in ("g001", "g008", "g025")] == [None] * 3
 
 
 def test_ask_takes_the_judge_profile(golden, monkeypatch, tmp_path):
@@ -357,6 +360,7 @@ def test_ask_takes_the_judge_profile(golden, monkeypatch, tmp_path):
         assert used.answer.answerability_min_coverage == 0.0
         a = svc.answer("How many days of annual leave do full-time employees get?", who)
         assert (a.refused, a.refusal_reason, len(judge.prompts)) == (True, "judge-rejected", 1)
+        assert (a.judge_p_yes, a.to_json()["judge_p_yes"]) == (0.0, 0.0)
     finally:
         svc.store.close()
     plain, _, _ = open_service(cfg, "eval-staff", mode="bm25")

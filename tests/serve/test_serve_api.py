@@ -116,6 +116,7 @@ def test_valid_token_answers_with_citations(server):
     assert body["prompt_version"] == "rag.answer@v1" and body["model_id"] == "extractive-v1"
     assert body["request_id"] == r.headers["x-request-id"]
     assert body["unanswered_parts"] == []  # a one-part question
+    assert "judge_p_yes" in body and body["judge_p_yes"] is None  # no judge read it
 
 
 @pytest.mark.parametrize("case", ["missing", "expired", "wrong-secret", "alg-none", "no-clearance", "bad-clearance",
