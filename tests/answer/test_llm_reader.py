@@ -101,3 +101,36 @@ def test_the_judge_profile_answers_a_paraphrase_the_text_check_refuses(profile):
     assert (plain["g033"].refused, plain["g033"].refusal_reason) == (True, "unanswerable-question")
     assert not judged["g033"].refused and golden.question("g033").answer_fact in judged["g033"].answer
     assert plain["g051"].refused and judged["g051"].refused
+
+
+
+@pytest.fixture(scope="module")
+def tarnwell():
+    """Tarnwell's default service and its rescue profile's over one store (module scope, where the model is found)."""
+    if importlib.util.find_spec("llama_cpp") is None or "qwen2.5-coder-1.5b" not in installed_models():
+        pytest.skip("needs llama-cpp-python and Qwen2.5-Coder-1.5B: make install-llm")
+    from pathlib import Path
+
+    from ragbench.eval.answers import judge_config
+
+    golden = load_golden(Path(__file__).resolve().parents[2] / "data" / "golden_tarnwell")
+    cfg = answer_config(None, "dense")
+    store = build_store(golden, cfg)
+    return golden, build_service(golden, cfg, "dense", store=store), \
+        build_service(golden, judge_config(cfg, None, "llama"), "dense", store=store)
+
+
+def test_the_rescue_profile_answers_a_refused_paraphrase_and_keeps_a_near_topic_refusal(tarnwell):
+    """tarnwell t038 ("the pipe under my front garden is leaking … Will you knock anything off?") shares too few
+    words with the leak allowance for the text check, which refuses it on its thresholds; the rescue judge reads it
+    (P(yes) about 0.6) and the answer holds the fact. t069 (paid time off for moving house, which no policy grants)
+    is refused on the thresholds too and the judge keeps it refused (about 0.2)."""
+    golden, plain_service, rescue_service = tarnwell
+    plain, _ = answer_golden(plain_service, golden, ["t038", "t069"])
+    rescued, _ = answer_golden(rescue_service, golden, ["t038", "t069"])
+    for qid in ("t038", "t069"):
+        check = plain[qid].answerability
+        assert plain[qid].refused and check is not None and check.on_thresholds, qid
+    assert not rescued["t038"].refused and golden.question("t038").answer_fact in rescued["t038"].answer
+    assert rescued["t038"].judge_p_yes is not None and rescued["t038"].judge_p_yes >= 0.5
+    assert rescued["t069"].refused and rescued["t069"].judge_p_yes is not None and rescued["t069"].judge_p_yes < 0.35
