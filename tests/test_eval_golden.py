@@ -95,6 +95,10 @@ def test_unknown_retriever_is_a_usage_error(tmp_path, capsys):
 @pytest.mark.parametrize("args, message", [
     (["--data", "does/not/exist"], "golden folder"),
     (["--set", "bm25.k1"], "--set expects key=value"),
+    # a misspelt judge, rescue judge or reader fails before any retrieval or answering is done
+    (["--rescue", "foo"], "unknown chat model 'foo'"),
+    (["--judge", "llama:nosuch"], "unknown local model 'nosuch'"),
+    (["--model", "gpt"], "unknown chat model 'gpt'"),
 ])
 def test_bad_input_fails_cleanly_without_writing(tmp_path, capsys, args, message, no_answers):
     out = tmp_path / "run"

@@ -110,6 +110,12 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
     cfg = cfg or RagbenchConfig()
     if not modes:
         raise ConfigError("eval golden: no retrieval modes given. Fix: e.g. --retriever bm25,dense,lsh,hybrid.")
+    if answers:
+        from ..llm.factory import check_chat_model
+
+        # A misspelt or missing model fails now, not after the retrievers and the other systems have run.
+        for name in (*models, *judges, *rescues):
+            check_chat_model(name)
     golden = load_golden(data or DEFAULT_FOLDER)
     retrievers = build_retrievers(golden, cfg, modes, embedder, show_progress)
     systems: dict[str, Any] = dict(retrievers)

@@ -64,6 +64,22 @@ def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: 
                       "Fix: pick one of those (answer.chat_model / --model).")
 
 
+def check_chat_model(name: str) -> None:
+    """Raise what :func:`make_chat_model` would for ``name`` without building the model: an unknown name is a
+    ``ConfigError`` and a local model that is not installed a ``ModelError`` naming the install command, so a long
+    run can fail before its first step."""
+    key = name.strip().lower()
+    if key in ("extractive", "openai"):
+        return
+    if key == "llama" or key.startswith("llama:"):
+        from .local import resolve_local_model
+
+        resolve_local_model(name.strip())
+        return
+    raise ConfigError(f"unknown chat model {key!r}; expected one of {list(CHAT_MODELS)}. "
+                      "Fix: pick one of those (answer.chat_model / --model).")
+
+
 def chat_model_for(cfg: RagbenchConfig, name: str | None = None, embedder: Any = None) -> ChatModel:
     """The chat model a whole config describes: ``name`` (a command's ``--model``), else ``llm.model``, else
     ``answer.chat_model``; ``llm.temperature`` and ``llm.max_tokens`` reach the openai and llama models (the
