@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import ModelError, NetworkError
+from ..errors import ConfigError, ModelError, NetworkError
 from ..llm.base import ChatModel
 from ..schema import Hit, Message
 from .prompts import PromptRegistry
@@ -99,6 +99,18 @@ def rescue_overrides(model: str) -> dict[str, object]:
     index's best chunk is one the asker may not read)."""
     return {"answer.judge": model, "answer.judge_mode": "rescue", "answer.judge_min_yes": RESCUE_MIN_YES,
             "answer.judge_min_yes_restricted": RESCUE_MIN_YES_RESTRICTED}
+
+
+def profile_overrides(judge: str | None, rescue: str | None) -> dict[str, object]:
+    """The overrides of the judge profile with chat model ``judge`` or of the rescue profile with ``rescue`` (none
+    when neither is given); both at once is a ``ConfigError``."""
+    if judge and rescue:
+        raise ConfigError(f"both --judge and --rescue were given (judge {judge!r}, rescue {rescue!r}). Fix: pass "
+                          "--judge (the judge decides every answer) or --rescue (it reads only the text check's "
+                          "threshold refusals), not both.")
+    if judge:
+        return judge_overrides(judge)
+    return rescue_overrides(rescue) if rescue else {}
 
 
 @dataclass(frozen=True)

@@ -72,15 +72,10 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The ``--set`` overrides, on top of the judge profile's settings when ``--judge`` is given, or the rescue
     profile's with ``--rescue`` (``--set`` wins)."""
     overrides = parse_sets(args.set)
-    if args.judge or args.rescue:
-        from ..answer.judge import judge_overrides, rescue_overrides
+    from ..answer.judge import profile_overrides
 
-        if args.judge and args.rescue:
-            raise ConfigError("serve: both --judge and --rescue were given. Fix: pass one of them (--judge: the judge "
-                              "decides every answer; --rescue: it reads only the text check's threshold refusals).")
-        profile = judge_overrides(args.judge) if args.judge else rescue_overrides(args.rescue)
-        overrides = {**{k: str(v) for k, v in profile.items()}, **overrides}
-    return overrides
+    profile = profile_overrides(args.judge, args.rescue)
+    return {**{k: str(v) for k, v in profile.items()}, **overrides}
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:

@@ -33,7 +33,6 @@ from typing import Any, Callable, Mapping, MutableMapping, Sequence
 import pandas as pd
 
 from ..config import RagbenchConfig, with_overrides
-from ..errors import ConfigError
 from ..schema import Principal
 from ..text import tokenize
 from .metrics import AnswerGold, evaluate_answers
@@ -350,16 +349,10 @@ def system_name(model: str | None = None, judge: str | None = None, rescue: str 
 def judge_config(cfg: RagbenchConfig, judge: str | None, rescue: str | None = None) -> RagbenchConfig:
     """``cfg`` under the judge profile with chat model ``judge`` (:func:`ragbench.answer.judge.judge_overrides`),
     or under the rescue profile with chat model ``rescue`` (:func:`ragbench.answer.judge.rescue_overrides`)."""
-    from ..answer.judge import judge_overrides, rescue_overrides
+    from ..answer.judge import profile_overrides
 
-    if judge and rescue:
-        raise ConfigError(f"both a judge ({judge!r}) and a rescue judge ({rescue!r}) were given. Fix: pass --judge "
-                          "(the judge decides every answer) or --rescue (it reads only threshold refusals), not both.")
-    if judge:
-        return with_overrides(cfg, judge_overrides(judge))
-    if rescue:
-        return with_overrides(cfg, rescue_overrides(rescue))
-    return cfg
+    overrides = profile_overrides(judge, rescue)
+    return with_overrides(cfg, overrides) if overrides else cfg
 
 
 def model_config(cfg: RagbenchConfig, model: str | None) -> RagbenchConfig:

@@ -146,16 +146,16 @@ def golden_params(modes: Sequence[str], k: int, seed: int, folder: Any, answer_s
     runs made before and after a template change stay apart in the MLflow UI."""
     params: dict[str, Any] = {"eval": {"modes": ",".join(modes), "k": k, "seed": seed, "data": str(folder),
                                        "answer_systems": ",".join(answer_systems)}}
-    if judges:
-        from ..answer.judge import JUDGE_MIN_YES, JUDGE_MIN_YES_RESTRICTED, JUDGE_NAME, JUDGE_VERSION
+    if not (judges or rescues):
+        return params
+    from ..answer import judge as jd
 
-        params["judge_profile"] = {"judges": ",".join(judges), "template": f"{JUDGE_NAME}@{JUDGE_VERSION}",
-                                   "min_yes": JUDGE_MIN_YES, "min_yes_restricted": JUDGE_MIN_YES_RESTRICTED}
-    if rescues:
-        from ..answer.judge import JUDGE_NAME, JUDGE_VERSION, RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED
-
-        params["rescue_profile"] = {"judges": ",".join(rescues), "template": f"{JUDGE_NAME}@{JUDGE_VERSION}",
-                                    "min_yes": RESCUE_MIN_YES, "min_yes_restricted": RESCUE_MIN_YES_RESTRICTED}
+    for key, names, min_yes, restricted in (
+            ("judge_profile", judges, jd.JUDGE_MIN_YES, jd.JUDGE_MIN_YES_RESTRICTED),
+            ("rescue_profile", rescues, jd.RESCUE_MIN_YES, jd.RESCUE_MIN_YES_RESTRICTED)):
+        if names:
+            params[key] = {"judges": ",".join(names), "template": f"{jd.JUDGE_NAME}@{jd.JUDGE_VERSION}",
+                           "min_yes": min_yes, "min_yes_restricted": restricted}
     return params
 
 

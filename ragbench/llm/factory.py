@@ -60,8 +60,12 @@ def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: 
             return LlamaCppChatModel(**kw)
     except TypeError as exc:  # an unknown keyword for that model
         raise ConfigError(f"bad arguments for chat model {name!r}: {exc}. Fix: check the parameter names.") from None
-    raise ConfigError(f"unknown chat model {name!r}; expected one of {list(CHAT_MODELS)}. "
-                      "Fix: pick one of those (answer.chat_model / --model).")
+    raise _unknown(name)
+
+
+def _unknown(name: str) -> ConfigError:
+    return ConfigError(f"unknown chat model {name!r}; expected one of {list(CHAT_MODELS)}. "
+                       "Fix: pick one of those (answer.chat_model / --model).")
 
 
 def check_chat_model(name: str) -> None:
@@ -76,8 +80,7 @@ def check_chat_model(name: str) -> None:
 
         resolve_local_model(name.strip())
         return
-    raise ConfigError(f"unknown chat model {key!r}; expected one of {list(CHAT_MODELS)}. "
-                      "Fix: pick one of those (answer.chat_model / --model).")
+    raise _unknown(key)
 
 
 def chat_model_for(cfg: RagbenchConfig, name: str | None = None, embedder: Any = None) -> ChatModel:
