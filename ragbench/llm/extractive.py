@@ -97,13 +97,19 @@ def headings(text: str) -> set[str]:
 
 
 @dataclass(frozen=True)
-class _Candidate:
+class Quote:
+    """A quotable sentence as the reader ranks it: its ``score``, passage ``n`` (the ``[n]`` marker) and position
+    (``index``), its ``evidence`` terms (the sentence's, its title's and headings'), the ``context`` it was read in
+    (title and headings) and its ``cosine`` with the question (0 without an embedder)."""
+
     score: float
     passage_score: float
     n: int
     index: int
     sentence: str
     evidence: frozenset[str] = frozenset()
+    context: str = ""
+    cosine: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -245,23 +251,36 @@ class ExtractiveChatModel(ChatModel):
 
         ``focus`` is the user's own wording of a rewritten follow-up (its terms weigh fully, carried terms
         ``carried_weight``; qualifier conflicts are checked against it); ``weights`` are IDF weights of terms."""
+        ranked = self.rank(question, passages, focus, weights)
+        if not ranked:
+            return REFUSAL_MESSAGE
+        chosen = self._select(ranked, salient_terms(question), self._weight(question, focus, weights),
+                              question_parts(focus or question))
+        return format_quotes(chosen)
+
+    def _weight(self, question: str, focus: str | None,
+                weights: Mapping[str, float] | None) -> Callable[[str], float]:
+        """A term's weight: its IDF, × ``carried_weight`` when only the carried subject of a follow-up has it."""
+        own = set(salient_terms(focus)) if focus else set(salient_terms(question))
+        idf = weight_lookup(weights)
+        return lambda t: idf(t) * (1.0 if t in own else self.carried_weight)
+
+    def rank(self, question: str, passages: Sequence[Passage], focus: str | None = None,
+             weights: Mapping[str, float] | None = None) -> list[Quote]:
+        """Every quotable sentence of the passages read, best first (what :meth:`compose` picks from; empty when
+        nothing is quotable). Arguments as :meth:`compose`."""
         kept, best = self._kept(passages, len(question_parts(question)))
         terms = salient_terms(question)
         if not kept or not (terms or self.embedder is not None):
-            return REFUSAL_MESSAGE
-        own = set(salient_terms(focus)) if focus else set(terms)
-        idf = weight_lookup(weights)
-
-        def weight(t: str) -> float:
-            return idf(t) * (1.0 if t in own else self.carried_weight)
-
+            return []
+        weight = self._weight(question, focus, weights)
         asked = focus or question
         rows = self._rows(asked, passages, kept, best)
         parts = question_parts(asked)
         if not rows:
-            return REFUSAL_MESSAGE
+            return []
         cos = self._cosines(question, [r.sentence for r in rows])
-        by_text: dict[str, _Candidate] = {}
+        by_text: dict[str, Quote] = {}
         for row, c in zip(rows, cos):
             # A band holding the asked amount answers it ("Up to £1 million" for a £400,000 contract).
             sent_terms = term_set(row.sentence) | amount_terms_met(asked, row.sentence)
@@ -282,29 +301,16 @@ class ExtractiveChatModel(ChatModel):
             if conflicts(asked, f"{row.sentence} . {row.context}", modifiers=False) \
                     or all(_ranks_down(part, row.sentence) for part in parts):
                 score *= self.conflict_penalty
-            cand = _Candidate(score, row.passage.score, row.passage.n, row.index, row.sentence, frozenset(evidence))
+            cand = Quote(score, row.passage.score, row.passage.n, row.index, row.sentence, frozenset(evidence),
+                         row.context, c)
             key = row.sentence.lower()
             # Overlapping chunks repeat sentences: keep the better-scored copy (first seen on ties).
             if key not in by_text or cand.score > by_text[key].score:
                 by_text[key] = cand
-        if not by_text:
-            return REFUSAL_MESSAGE
-        ranked = sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
-        chosen = self._select(ranked, terms, weight, parts)
-        chosen.sort(key=lambda c: (c.n, c.index))
-        out = []
-        for pick in chosen:
-            # A table row whose cells hold full stops reads as several sentences: each gets the marker, so
-            # grounding finds every piece cited.
-            pieces = [p for p in split_answer_sentences(pick.sentence) if any(ch.isalnum() for ch in p)]
-            for piece in pieces if len(pieces) > 1 else [pick.sentence]:
-                # A list item ends in ";" or "," ("- an email sent to the wrong person;"): it ends the sentence.
-                sentence = piece if piece[-1] in ".!?" else piece.rstrip(";,").rstrip() + "."
-                out.append(f"{sentence} [{pick.n}]")
-        return " ".join(out)
+        return sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
 
-    def _select(self, ranked: Sequence[_Candidate], terms: Sequence[str],
-                weight: Callable[[str], float], parts: Sequence[str] = ()) -> list[_Candidate]:
+    def _select(self, ranked: Sequence[Quote], terms: Sequence[str],
+                weight: Callable[[str], float], parts: Sequence[str] = ()) -> list[Quote]:
         """The best sentence, then (up to ``max_sentences``) those scoring ≥ ``sentence_ratio`` × the best, or
         from another passage adding ≥ ``min_gain`` of the question's weight not yet covered while scoring ≥
         ``gain_ratio`` × the best (maximal marginal coverage: the second half of a two-part question). Then, for
@@ -343,7 +349,7 @@ class ExtractiveChatModel(ChatModel):
             chosen.extend(extra[: self.same_passage_sentences])
         return chosen
 
-    def _complete_parts(self, chosen: list[_Candidate], ranked: Sequence[_Candidate], parts: Sequence[str],
+    def _complete_parts(self, chosen: list[Quote], ranked: Sequence[Quote], parts: Sequence[str],
                         best: float) -> None:
         """Add, per part of a multi-part question that asks for a kind of answer (a sum, a date, a person) no
         chosen sentence holds, the best-scored sentence holding it that shares a term with that part: "What is the
@@ -365,6 +371,20 @@ class ExtractiveChatModel(ChatModel):
             return [0.0] * len(sentences)
         vecs = np.asarray(self.embedder.embed([question, *sentences]), dtype=np.float32)
         return [float(x) for x in vecs[1:] @ vecs[0]]
+
+
+def format_quotes(chosen: Sequence[Quote]) -> str:
+    """The answer text quoting ``chosen`` in context order, each sentence followed by its ``[n]`` marker."""
+    out = []
+    for pick in sorted(chosen, key=lambda c: (c.n, c.index)):
+        # A table row whose cells hold full stops reads as several sentences: each gets the marker, so
+        # grounding finds every piece cited.
+        pieces = [p for p in split_answer_sentences(pick.sentence) if any(ch.isalnum() for ch in p)]
+        for piece in pieces if len(pieces) > 1 else [pick.sentence]:
+            # A list item ends in ";" or "," ("- an email sent to the wrong person;"): it ends the sentence.
+            sentence = piece if piece[-1] in ".!?" else piece.rstrip(";,").rstrip() + "."
+            out.append(f"{sentence} [{pick.n}]")
+    return " ".join(out)
 
 
 def _sentences(text: str) -> list[str]:
