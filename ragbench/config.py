@@ -241,6 +241,11 @@ class AnswerConfig:
     # "rescue": judge only an answer the text check refused on its coverage and similarity thresholds, and answer
     # it when the judge accepts (every other answer and refusal is the text check's).
     judge_mode: Literal["verdict", "rerank", "rescue"] = "verdict"
+    # How the rescue judge reads a threshold refusal: 0 = the reader's answer as a whole; N > 0 = the reader's N
+    # best-ranked quotable sentences one at a time, and the answer quotes the sentence it accepts with the highest
+    # P(yes). Off by default: on the twelve golden sets it raised refusal accuracy but lost questions handled right
+    # (the judge seldom ranks the fact's sentence first; docs/answers.md, session 24).
+    rescue_sentences: int = 0
     # Prompt-injection quarantine (ragbench.answer.quarantine): flagged paragraphs are redacted from retrieved
     # chunks before the model, the grounding and the citations see them.
     quarantine: bool = True
@@ -392,6 +397,7 @@ FIELD_RANGES.update({
     "answer.top_k": "[1, inf)", "answer.min_support_sentence": "[0, 1]", "answer.min_support_ratio": "[0, 1]",
     "answer.candidate_k": "[1, inf)", "answer.rerank_depth": "[1, inf)", "answer.min_embedding_support": "[-1, 1]",
     "answer.followup_focus": "[0, inf)", "answer.answerability_type_coverage": "[0, 1]",
+    "answer.rescue_sentences": "[0, inf)",
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.extractive_same_passage_sentences": "[0, inf)", "answer.extractive_same_passage_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",

@@ -30,7 +30,9 @@ asker may not read (``answer.judge_min_yes_restricted``): both are leave-one-set
 :func:`rescue_overrides` is the *rescue profile* (``--rescue NAME``): the default text check decides with all its
 thresholds, and the judge reads only the answers it refused on coverage and similarity (mostly paraphrases), with
 its own pair of thresholds (``RESCUE_MIN_YES``, ``RESCUE_MIN_YES_RESTRICTED``). On the twelve golden sets it asks the
-model about one question in six of those the judge profile asks about (docs/answers.md).
+model about one question in six of those the judge profile asks about (docs/answers.md). ``answer.rescue_sentences``
+(off in the profile) has it read the reader's best-ranked sentences one at a time instead
+(:meth:`~ragbench.answer.service.AnsweringService.rescue_by_sentence`).
 """
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from ..config import AnswerConfig, RagbenchConfig
 from ..errors import ConfigError, DataError, ModelError, NetworkError, PermissionDenied
 from ..llm.base import ChatModel, Completion
 from ..llm.context import REFUSAL_MESSAGE, Passage, answer_sentence_spans, rag_meta
+from ..llm.extractive import ExtractiveChatModel, Quote, format_quotes
 from ..llm.signals import contexts, heading_trail, paragraph_headings, salient_terms, term_set
 from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace, tokenize
@@ -168,6 +169,7 @@ class AnsweringService:
         self._term_weights: PermittedTermWeights | None = None
         self._quarantine: Quarantine | None = None
         self._matcher: WordMatcher | None = None
+        self._ranker: ChatModel | None = None  # the extractive reader that ranks sentences for the rescue judge
         self.judge = AnswerJudge(judge, self.prompts, self.cfg.judge_min_yes) if judge is not None else None
         # ``reranker``: a local model that scores tokens (answer.rerank); ``rerank_cache`` keeps its scores.
         self.reranker = (QueryLikelihoodReranker(reranker, self.prompts, rerank_cache)
@@ -344,14 +346,18 @@ class AnsweringService:
         """``answer.superseded_weight`` for a passage of a document whose title marks it out of force, else 1."""
         return self.cfg.superseded_weight if SUPERSEDED.search(hit.title or "") else 1.0
 
+    def passages(self, hits: Sequence[Hit]) -> list[Passage]:
+        """The reader's numbered passages: text, score × :meth:`passage_weight`, title and headings."""
+        return [Passage(i + 1, h.text.strip(), float(h.score) * self.passage_weight(h), self.passage_context(h))
+                for i, h in enumerate(hits)]
+
     def build_messages(self, question: str, hits: Sequence[Hit], template: PromptTemplate,
                        focus: str | None = None, weights: Mapping[str, float] | None = None
                        ) -> tuple[list[Message], str]:
         """System + user messages and the context block; the question and passages also travel as structured
         meta so a local model never has to parse the prompt."""
         # The prompt gets one line per passage; the structured copy keeps line breaks (headings end sentences).
-        passages = [Passage(i + 1, h.text.strip(), float(h.score) * self.passage_weight(h), self.passage_context(h))
-                    for i, h in enumerate(hits)]
+        passages = self.passages(hits)
         context = "\n".join(f"[{p.n}] {normalize_whitespace(p.text)}" for p in passages)
         user = template.render(context, question)
         return [Message("system", SYSTEM_INSTRUCTION),
@@ -579,9 +585,22 @@ class AnsweringService:
             # when the judge fails.
             rescued = False
             if judge is not None and self.cfg.judge_mode == "rescue" and check.on_thresholds:
-                verdict = verdict_on_answer(judge)
-                p_yes = verdict.p_yes
-                rescued = verdict.accepted and verdict.error is None
+                if self.cfg.rescue_sentences > 0:
+                    reread, p_yes = self.rescue_by_sentence(
+                        judge, question, asked, hits, who, base.get("restricted_gap", 0.0) > 0,
+                        set().union(*restricted) if self.cfg.answerability_everyday_zipf > 0 else None)
+                    if reread is not None:
+                        text, report, check = reread
+                        return Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
+                                      support_ratio=report.support_ratio,
+                                      citations=tuple(build_citations(text, hits, report)),
+                                      context_tokens=context_tokens,
+                                      context_chunk_ids=tuple(h.chunk_id for h in hits), sentences=report.sentences,
+                                      answerability=check, judge_p_yes=p_yes, **tokens, **base)
+                else:
+                    verdict = verdict_on_answer(judge)
+                    p_yes = verdict.p_yes
+                    rescued = verdict.accepted and verdict.error is None
             if not rescued:
                 refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
                                         sentences=report.sentences, **tokens)
@@ -598,6 +617,72 @@ class AnsweringService:
                       support_ratio=report.support_ratio, citations=tuple(citations),
                       context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
                       sentences=report.sentences, answerability=check, judge_p_yes=p_yes, **tokens, **base)
+
+    def rescue_quotes(self, question: str, asked: str, hits: Sequence[Hit], who: Principal) -> list[Quote]:
+        """The ``answer.rescue_sentences`` quotable sentences of ``hits`` the extractive reader ranks best for
+        ``asked`` (``question``: the user's own words of a rewritten follow-up), with the contexts they were read
+        in. A service whose chat model is not the extractive reader ranks with one built from the config."""
+        reader = self.chat_model
+        if not isinstance(reader, ExtractiveChatModel):
+            if self._ranker is None:
+                from ..llm.factory import make_chat_model
+
+                self._ranker = make_chat_model(replace(self.cfg, chat_model="extractive"), embedder=self.embedder)
+            reader = self._ranker
+        assert isinstance(reader, ExtractiveChatModel)
+        weights = self.term_weights(who)
+        ranked = reader.rank(asked, self.passages(hits), question if asked != question else None,
+                             {t: weights(t) for t in salient_terms(asked)})
+        return ranked[: self.cfg.rescue_sentences]
+
+    def rescue_by_sentence(self, judge: AnswerJudge, question: str, asked: str, hits: Sequence[Hit],
+                           who: Principal, restricted: bool, restricted_terms: set[str] | None = None
+                           ) -> tuple[tuple[str, Any, AnswerabilityReport | None] | None, float | None]:
+        """The rescue judge reads the reader's best-ranked sentences (:meth:`rescue_quotes`) one at a time, each with
+        its title and headings; the answer quotes the one it accepts with the highest P(yes) (at
+        ``answer.judge_min_yes``, or ``judge_min_yes_restricted`` when ``restricted``) that is grounded and that no
+        named rule of the answerability check refuses (:meth:`quote_answer`). Returns ``((text, grounding report,
+        check), P(yes))``, or ``(None, best P(yes))`` when none is (a failing judge accepts nothing here: the
+        refusal stands). ``restricted_terms``: as :meth:`answerability`."""
+        threshold = self.cfg.judge_min_yes_restricted if restricted else self.cfg.judge_min_yes
+        judged = self.judge_quotes(judge, asked, self.rescue_quotes(question, asked, hits, who))
+        for p, quote in judged:
+            if p < threshold:
+                break
+            reading = self.quote_answer(quote, question, asked, hits, who, restricted_terms)
+            if reading is not None:
+                return reading, p
+        return None, judged[0][0] if judged else None
+
+    @staticmethod
+    def judge_quotes(judge: AnswerJudge, asked: str, quotes: Sequence[Quote]) -> list[tuple[float, Quote]]:
+        """``(P(yes), quote)`` for each quote the judge read without failing, best first (ties in the reader's
+        order); a greedy judge's YES scores 1 and its NO 0."""
+        judged: list[tuple[float, int, Quote]] = []
+        for i, quote in enumerate(quotes):
+            verdict = judge.judge(asked, [quote.sentence], [quote.context], 0.5)
+            if verdict.error is None:
+                p = verdict.p_yes if verdict.p_yes is not None else float(verdict.accepted)
+                judged.append((p, i, quote))
+        return [(p, q) for p, _, q in sorted(judged, key=lambda t: (-t[0], t[1]))]
+
+    def quote_answer(self, quote: Quote, question: str, asked: str, hits: Sequence[Hit], who: Principal,
+                     restricted_terms: set[str] | None = None
+                     ) -> tuple[str, Any, AnswerabilityReport | None] | None:
+        """``quote`` as the answer: its text, grounding report and answerability check (the coverage and similarity
+        thresholds waived: the judge answered for them), or ``None`` when it is not grounded or a named rule
+        refuses it (answer type, sibling code, unknown name)."""
+        text = format_quotes([quote])
+        report = verify(text, hits, self.cfg.min_support_sentence, self.cfg.grounding, self.embedder,
+                        self.cfg.min_embedding_support)
+        if report.support_ratio < self.cfg.min_support_ratio:
+            return None
+        check = self.answerability(question, asked, report, hits, who, restricted_terms=restricted_terms)
+        if check is not None and not check.answerable:
+            if not check.on_thresholds:
+                return None
+            check = replace(check, answerable=True, reason=None, parts=())
+        return text, report, check
 
     def term_weights(self, who: Principal) -> TermWeights:
         """IDF over the documents ``who`` may read (cached; recounted when the store changes)."""

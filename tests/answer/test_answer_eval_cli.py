@@ -348,6 +348,69 @@ def test_the_rescue_judge_reads_only_what_the_text_check_refused_on_its_threshol
     assert [recs[q]["judge_p_yes"] for q in ("g001", "g008", "g025")] == [None] * 3
 
 
+class SentenceJudge(ConstantJudge):
+    """A graded judge whose P(yes) is the largest of ``words``' values found in the TEXT (0.1 when none is)."""
+
+    def __init__(self, words: dict[str, float]) -> None:
+        super().__init__(0.1)
+        self.words = words
+
+    def yes_probability(self, messages) -> float:
+        text = messages[-1].content.split("QUESTION:")[0]
+        self.prompts.append(text)
+        return max([p for w, p in self.words.items() if w in text], default=self.p)
+
+
+BOARD = "The Executive team reports to a Board of seven directors, three of whom are independent non-executives. [2]"
+
+
+@pytest.mark.parametrize("words, answer, p_yes", [
+    # the press sentence scores higher, but no person is in it (the check's named rule): the board sentence answers
+    ({"press enquiries": 0.95, "seven directors": 0.9}, BOARD, 0.9),
+    ({"seven directors": 0.9}, BOARD, 0.9),
+    # the only sentence accepted is refused by the named rule: the refusal stands, with the best P(yes) kept
+    ({"Sensor readings": 0.9}, None, 0.9),
+    ({}, None, 0.1),
+    (None, None, None),  # a failing judge: the refusal stands
+])
+def test_the_rescue_judge_reading_sentence_by_sentence_quotes_the_sentence_it_accepts(golden, monkeypatch, words,
+                                                                                       answer, p_yes):
+    """``answer.rescue_sentences`` = 4: g064's threshold refusal is read as the reader's four best-ranked sentences,
+    one prompt each with its title and headings; the answer quotes the accepted one of highest P(yes) that no named
+    rule refuses. g001 (answered by the text check) and g008 (a named refusal) never reach the judge."""
+    import pandas as pd
+
+    import ragbench.llm as llm
+
+    judge = FailingJudge(1.0) if words is None else SentenceJudge(words)
+    real = llm.make_chat_model
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: judge if spec == "stub" else real(spec, **kw))
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.rescue_sentences": 4})
+    systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"])
+    qids = ["g001", "g008", "g064"]
+    recs = {r["qid"]: r for r in systems["answer-rescue-stub"](pd.DataFrame({"qid": qids, "query": ["x"] * 3}))}
+    heads = "TEXT (from Ferrowick Instruments - Fictional company overview . Ferrowick Instruments at a glance):\n"
+    assert [p.split("\n")[0] + "\n" for p in judge.prompts][:1] == [heads] and len(judge.prompts) == 4
+    assert [p.split("\n")[1][:30] for p in judge.prompts] == [
+        "The Executive team reports to ", "Sensor readings themselves are", "For press enquiries, contact t",
+        "This notice explains what pers"]
+    assert (recs["g001"]["refused"], recs["g008"]["refusal_reason"]) == (False, "unanswerable-question")
+    g064 = recs["g064"]
+    assert g064["judge_p_yes"] == p_yes
+    if answer is None:
+        assert (g064["refused"], g064["refusal_reason"], g064["cited_docnos"]) == (True, "unanswerable-question", [])
+    else:
+        assert (g064["refused"], g064["answer"], g064["cited_docnos"]) == (False, answer, ["pub-overview"])
+
+
+def test_rescue_sentences_is_off_in_the_rescue_profile_and_must_not_be_negative():
+    from ragbench.eval.answers import judge_config
+
+    assert judge_config(RagbenchConfig(), None, "llama").answer.rescue_sentences == 0
+    with pytest.raises(ConfigError, match=r"answer.rescue_sentences: -1 is outside its range \[0, inf\)"):
+        with_overrides(RagbenchConfig(), {"answer.rescue_sentences": -1})
+
+
 def test_ask_takes_the_judge_profile(golden, monkeypatch, tmp_path):
     from ragbench.eval.assistant import open_service
 
