@@ -589,14 +589,11 @@ class AnsweringService:
                     reread, p_yes = self.rescue_by_sentence(
                         judge, question, asked, hits, who, base.get("restricted_gap", 0.0) > 0,
                         set().union(*restricted) if self.cfg.answerability_everyday_zipf > 0 else None)
-                    if reread is not None:
-                        text, report, check = reread
-                        return Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
-                                      support_ratio=report.support_ratio,
-                                      citations=tuple(build_citations(text, hits, report)),
-                                      context_tokens=context_tokens,
-                                      context_chunk_ids=tuple(h.chunk_id for h in hits), sentences=report.sentences,
-                                      answerability=check, judge_p_yes=p_yes, **tokens, **base)
+                    if reread is not None:  # the answer quotes the sentence the judge accepted
+                        text, report, reread_check = reread
+                        citations = build_citations(text, hits, report)
+                        check = reread_check or check
+                        rescued = True
                 else:
                     verdict = verdict_on_answer(judge)
                     p_yes = verdict.p_yes
