@@ -8,14 +8,16 @@ prompt) reads the reader's ``--depth`` best-ranked sentences one at a time, and 
 P(yes), its rank, whether it could be the answer (grounded, no named rule of the check refusing it), whether it
 holds the golden fact and whether its document is a right citation. Offline then, for N (sentences read) in
 1..depth and τ / τ_restricted in 0.05–0.80: the rescue answers with the accepted sentence of highest P(yes) among
-the first N, or refuses; every other question keeps the text check's decision. Objective: questions handled right
+the first N, or refuses; every other question keeps the text check's decision. Also printed: where the facts of
+the answerable threshold refusals rank, and (a variant the service does not have) quoting the two or three accepted
+sentences of highest P(yes). Objective: questions handled right
 (refused when they should be; otherwise answered with the fact), then refusal accuracy; ties go to the smaller N and
 the thresholds nearest the shipped pair.
 
     python benchmarks/rescue_sentences.py --data data/golden data/golden_alderbrook … [--depth 8] \
         [--cache judge.db] [--rows rows.jsonl] [--from-rows rows.jsonl]
 
-About 3 s per judged sentence on 2 cores the first time (80 minutes for the twelve sets at depth 8); with
+About 3 s per judged sentence on 2 cores the first time (67 minutes for the twelve sets at depth 8); with
 ``--cache`` a rerun makes no model calls.
 ``--from-rows`` skips answering and reads the rows a previous run wrote.
 """
@@ -122,22 +124,40 @@ def hits_doc(service: Any, reading: Any) -> str | None:
     return chunk.doc_id if chunk is not None else None
 
 
-def decide(r: Row, n: int, tau: float, tau_r: float) -> tuple[bool, bool, bool | None]:
-    """``(refused, handled right, cites right or None)`` for row ``r`` with N = ``n`` and the thresholds."""
+def decide(r: Row, n: int, tau: float, tau_r: float, quoted: int = 1) -> tuple[bool, bool, bool | None]:
+    """``(refused, handled right, cites right or None)`` for row ``r`` with N = ``n`` and the thresholds. ``quoted``
+    > 1 is a variant the service does not have: the answer quotes that many accepted usable sentences of highest
+    P(yes) (handled right when any holds the fact; each was checked on its own)."""
     if r.gap >= GAP:
         return True, r.should_refuse, None
     if not r.rescuable:
         handled = r.refused if r.should_refuse else (not r.refused and r.fact)
         return r.refused, handled, None
     threshold = tau_r if r.gap > 0 else tau
-    pick = next((s for s in r.sentences if s.rank < n and s.p_yes >= threshold and s.usable), None)
-    if pick is None:
+    picks = [s for s in r.sentences if s.rank < n and s.p_yes >= threshold and s.usable][:quoted]
+    if not picks:
         return True, r.should_refuse, None
-    return False, (not r.should_refuse) and pick.fact, pick.cites_right
+    return False, (not r.should_refuse) and any(s.fact for s in picks), picks[0].cites_right
 
 
-def measures(rows: list[Row], n: int, tau: float, tau_r: float) -> dict[str, float]:
-    out = [decide(r, n, tau, tau_r) for r in rows]
+def fact_ranks(rows: list[Row], depth: int) -> dict[str, object]:
+    """Where the facts of the answerable threshold refusals are: how many have the fact in a usable sentence among
+    the reader's first N, and, of those with it in the first five, for how many the judge's best usable sentence
+    there is the fact's."""
+    answerable = [r for r in rows if r.rescuable and not r.should_refuse]
+
+    def usable_fact(r: Row, n: int) -> bool:
+        return any(s.fact and s.usable and s.rank < n for s in r.sentences)
+
+    in_five = [r for r in answerable if usable_fact(r, 5)]
+    best_is_fact = sum(next(s for s in r.sentences if s.rank < 5 and s.usable).fact for r in in_five)
+    return {"threshold_refusals": sum(r.rescuable for r in rows), "answerable": len(answerable),
+            "fact_in_first_n": {n: sum(usable_fact(r, n) for r in answerable) for n in range(1, depth + 1)},
+            "fact_in_first_5": len(in_five), "judges_best_is_the_fact": best_is_fact}
+
+
+def measures(rows: list[Row], n: int, tau: float, tau_r: float, quoted: int = 1) -> dict[str, float]:
+    out = [decide(r, n, tau, tau_r, quoted) for r in rows]
     ra = sum(ref == r.should_refuse for (ref, _, _), r in zip(out, rows))
     hr = sum(h for _, h, _ in out)
     rescued = [c for ref, _, c in out if c is not None]
@@ -189,6 +209,10 @@ def main() -> None:
     shipped = (args.depth, RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED)
     print(json.dumps({"pooled": {f"N={n}": measures(rows, n, RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED)
                                  for n in range(1, args.depth + 1)}}))
+    print(json.dumps({"fact_ranks": fact_ranks(rows, args.depth)}))
+    print(json.dumps({"quoting_more": {f"N={n} quoted={m}": measures(rows, n, RESCUE_MIN_YES,
+                                                                      RESCUE_MIN_YES_RESTRICTED, m)
+                                       for n in (4, 6, 8) for m in (1, 2, 3)}}))
     held_total: dict[str, int] = {"refusal_right": 0, "handled": 0}
     for held in sets if len(sets) > 1 else []:
         train = [r for r in rows if r.set != held]

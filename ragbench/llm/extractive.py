@@ -99,8 +99,8 @@ def headings(text: str) -> set[str]:
 @dataclass(frozen=True)
 class Quote:
     """A quotable sentence as the reader ranks it: its ``score``, passage ``n`` (the ``[n]`` marker) and position
-    (``index``), its ``evidence`` terms (the sentence's, its title's and headings'), the ``context`` it was read in
-    (title and headings) and its ``cosine`` with the question (0 without an embedder)."""
+    (``index``), its ``evidence`` terms (the sentence's, its title's and headings') and the ``context`` it was read
+    in (title and headings)."""
 
     score: float
     passage_score: float
@@ -109,7 +109,6 @@ class Quote:
     sentence: str
     evidence: frozenset[str] = frozenset()
     context: str = ""
-    cosine: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -302,7 +301,7 @@ class ExtractiveChatModel(ChatModel):
                     or all(_ranks_down(part, row.sentence) for part in parts):
                 score *= self.conflict_penalty
             cand = Quote(score, row.passage.score, row.passage.n, row.index, row.sentence, frozenset(evidence),
-                         row.context, c)
+                         row.context)
             key = row.sentence.lower()
             # Overlapping chunks repeat sentences: keep the better-scored copy (first seen on ties).
             if key not in by_text or cand.score > by_text[key].score:
