@@ -134,6 +134,14 @@ def test_choice_probabilities_reject_bad_labels_and_long_prompts():
     assert m.yes_probability([Message("user", "judge")]) == 0.5  # "yes" (10) and "no" (11) equally likely
 
 
+def test_yes_probability_reads_the_same_forward_pass():
+    m = scoring_model([9.0] * 10 + [math.log(3), 0.0])  # the digits' mass is ignored; yes : no = 3 : 1
+    assert m.yes_probability([Message("user", "judge")]) == pytest.approx(0.75)
+    assert m._llm.evaluated == [[10] * 5]
+    with pytest.raises(ModelError, match="no messages for the judge"):
+        m.yes_probability([])
+
+
 @needs_smollm2
 def test_real_smollm2_choice_probabilities_are_a_distribution_that_repeats():
     m = LlamaCppChatModel(n_ctx=512)
