@@ -5,10 +5,24 @@ from __future__ import annotations
 import argparse
 import json
 import shelve
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, MutableMapping, TypeVar
 
 RowT = TypeVar("RowT")
+
+
+@dataclass
+class ReplayRow:
+    """One golden question as a rescue replay sees it; scripts add what their model read."""
+
+    set: str
+    qid: str
+    tag: str
+    should_refuse: bool
+    refused: bool  # the text check's decision (refused on the thresholds counts as refused)
+    rescuable: bool  # refused on the thresholds only: the judge reads it
+    gap: float  # the restricted gap
+    fact: bool  # the answer holds the fact (for a rescuable row: the reader's answer)
 
 
 def add_row_options(ap: argparse.ArgumentParser, cached: str) -> None:
@@ -34,3 +48,13 @@ def replay_rows(args: argparse.Namespace, answer: Callable[[str, MutableMapping[
         with open(args.rows, "w", encoding="utf-8") as f:
             f.writelines(json.dumps(asdict(r)) + "\n" for r in rows)  # type: ignore[call-overload]
     return rows
+
+
+def quoted_doc(service: Any, reading: Any) -> str | None:
+    """The document a quoted sentence is grounded in: ``reading`` is ``AnsweringService.quote_answer``'s result
+    (``None``, or no grounded sentence: not a possible answer)."""
+    if reading is None:
+        return None
+    chunks = [s.chunk_id for s in reading[1].sentences if s.chunk_id]
+    chunk = service.store.get_chunk(chunks[0]) if chunks else None
+    return chunk.doc_id if chunk is not None else None

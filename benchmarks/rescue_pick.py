@@ -43,7 +43,7 @@ from ragbench.schema import Message
 
 sys.path.insert(0, os.path.dirname(__file__))
 from answer_subsets import MemoJudge
-from replay_rows import add_row_options, replay_rows
+from replay_rows import ReplayRow, add_row_options, quoted_doc, replay_rows
 
 GAP = AnswerConfig().restricted_gap
 TAUS = [round(float(t), 2) for t in np.arange(0.05, 0.801, 0.05)]
@@ -70,15 +70,7 @@ class Sentence:
 
 
 @dataclass
-class Row:
-    set: str
-    qid: str
-    tag: str
-    should_refuse: bool
-    refused: bool  # the text check's decision for a question the judge does not read
-    rescuable: bool  # refused on the thresholds only: the judge reads it
-    gap: float
-    fact: bool  # the answer holds the fact (for a rescuable row: the reader's answer)
+class Row(ReplayRow):
     cites_right: bool  # the answer cites a right document (rescuable rows)
     p_yes: float = 0.0  # the whole answer's P(yes) (rescuable rows)
     probs: list[float] = field(default_factory=list)  # P("0"), P("1"), … of the pick prompt
@@ -152,20 +144,13 @@ def rows_of(data: str, judge: str, cache: MutableMapping[str, Any], depth: int) 
             row.p_yes = float(seen["p_yes"] or 0.0)
             row.probs = [float(p) for p in seen["probs"]]
             for quote, reading in zip(seen["quotes"], seen["usable"]):
-                doc = doc_of(service, reading)
+                doc = quoted_doc(service, reading)
                 row.sentences.append(Sentence(reading is not None,
                                               not q.should_refuse and fact in quote.sentence.lower(),
                                               doc is not None and doc in q.accepted_docs))
         out.append(row)
     return out
 
-
-def doc_of(service: Any, reading: Any) -> str | None:
-    if reading is None:
-        return None
-    chunks = [s.chunk_id for s in reading[1].sentences if s.chunk_id]
-    chunk = service.store.get_chunk(chunks[0]) if chunks else None
-    return chunk.doc_id if chunk is not None else None
 
 
 def picked(r: Row) -> Sentence | None:

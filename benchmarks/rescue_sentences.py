@@ -28,7 +28,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, MutableMapping
+from typing import MutableMapping
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from ragbench.eval.golden import load_golden
 
 sys.path.insert(0, os.path.dirname(__file__))
 from answer_subsets import MemoJudge
-from replay_rows import add_row_options, replay_rows
+from replay_rows import ReplayRow, add_row_options, quoted_doc, replay_rows
 
 GAP = AnswerConfig().restricted_gap
 TAUS = [round(float(t), 2) for t in np.arange(0.05, 0.801, 0.05)]
@@ -55,15 +55,7 @@ class Sentence:
 
 
 @dataclass
-class Row:
-    set: str
-    qid: str
-    tag: str
-    should_refuse: bool
-    refused: bool  # the text check's decision (refused on the thresholds counts as refused)
-    rescuable: bool  # refused on the thresholds only: the judge reads it
-    gap: float
-    fact: bool  # the text check's answer holds the fact
+class Row(ReplayRow):
     sentences: list[Sentence] = field(default_factory=list)
 
 
@@ -104,24 +96,13 @@ def rows_of(data: str, judge: str, cache: MutableMapping[str, float], depth: int
             row.fact = not q.should_refuse and not a.refused and fact in a.answer.lower()
         else:
             for rank, p, reading, quote in judged:
-                doc = hits_doc(service, reading)
+                doc = quoted_doc(service, reading)
                 row.sentences.append(Sentence(rank, p, reading is not None,
                                               not q.should_refuse and fact in quote.sentence.lower(),
                                               doc is not None and doc in q.accepted_docs))
         out.append(row)
     return out
 
-
-def hits_doc(service: Any, reading: Any) -> str | None:
-    """The document the quoted sentence is grounded in (``None``: not a possible answer)."""
-    if reading is None:
-        return None
-    report = reading[1]
-    chunks = [s.chunk_id for s in report.sentences if s.chunk_id]
-    if not chunks:
-        return None
-    chunk = service.store.get_chunk(chunks[0])
-    return chunk.doc_id if chunk is not None else None
 
 
 def decide(r: Row, n: int, tau: float, tau_r: float, quoted: int = 1) -> tuple[bool, bool, bool | None]:
