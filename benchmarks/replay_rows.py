@@ -19,10 +19,10 @@ class ReplayRow:
     qid: str
     tag: str
     should_refuse: bool
-    refused: bool  # the text check's decision (refused on the thresholds counts as refused)
+    refused: bool  # the text check's decision (a rescuable row: see the script's Row)
     rescuable: bool  # refused on the thresholds only: the judge reads it
     gap: float  # the restricted gap
-    fact: bool  # the answer holds the fact (for a rescuable row: the reader's answer)
+    fact: bool  # the answer holds the golden fact (a rescuable row: see the script's Row)
 
 
 def add_row_options(ap: argparse.ArgumentParser, cached: str) -> None:

@@ -71,6 +71,8 @@ class Sentence:
 
 @dataclass
 class Row(ReplayRow):
+    """``fact`` of a rescuable row: the reader's answer holds the fact."""
+
     cites_right: bool  # the answer cites a right document (rescuable rows)
     p_yes: float = 0.0  # the whole answer's P(yes) (rescuable rows)
     probs: list[float] = field(default_factory=list)  # P("0"), P("1"), … of the pick prompt
@@ -150,7 +152,6 @@ def rows_of(data: str, judge: str, cache: MutableMapping[str, Any], depth: int) 
                                               doc is not None and doc in q.accepted_docs))
         out.append(row)
     return out
-
 
 
 def picked(r: Row) -> Sentence | None:
@@ -268,8 +269,9 @@ def main() -> None:
     print(json.dumps({"at_shipped_thresholds": {rule: measures(rows, rule, *shipped) for rule in RULES}}))
     sets = list(dict.fromkeys(r.set for r in rows))
     for rule in RULES:
-        print(json.dumps({"rule": rule, "in_sample": choose(rows, rule)[:3],
-                          "in_sample_measures": measures(rows, rule, *choose(rows, rule)[0])}))
+        chosen = choose(rows, rule)
+        print(json.dumps({"rule": rule, "in_sample": chosen[:3],
+                          "in_sample_measures": measures(rows, rule, *chosen[0])}))
         total = {"refusal_right": 0, "handled": 0}
         for held in sets if len(sets) > 1 else []:
             chosen = choose([r for r in rows if r.set != held], rule)

@@ -56,6 +56,8 @@ class Sentence:
 
 @dataclass
 class Row(ReplayRow):
+    """A rescuable row keeps ``refused`` True and ``fact`` False: its sentences decide."""
+
     sentences: list[Sentence] = field(default_factory=list)
 
 
@@ -102,7 +104,6 @@ def rows_of(data: str, judge: str, cache: MutableMapping[str, float], depth: int
                                               doc is not None and doc in q.accepted_docs))
         out.append(row)
     return out
-
 
 
 def decide(r: Row, n: int, tau: float, tau_r: float, quoted: int = 1) -> tuple[bool, bool, bool | None]:

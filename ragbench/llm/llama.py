@@ -121,15 +121,15 @@ class LlamaCppChatModel(ChatModel):
         must be one token, such as the digits "0"–"9"): a graded pick among numbered options."""
         if not labels:
             raise ModelError("no labels to choose among. Fix: pass at least one label.")
-        llm, probs = self._next_token_probs(messages, "choice")
+        llm = self._load()
         ids = []
-        for label in labels:
+        for label in labels:  # checked before the forward pass, which is the slow part
             tokens = llm.tokenize(label.encode("utf-8"), add_bos=False, special=False)
             if len(tokens) != 1:
                 raise ModelError(f"label {label!r} is {len(tokens)} tokens, not one. Fix: use single-token labels "
                                  "such as the digits 0-9.")
             ids.append(tokens[0])
-        picked = probs[ids]
+        picked = self._next_token_probs(messages, "choice")[1][ids]
         total = float(picked.sum())
         return [float(p) / total for p in picked] if total > 0 else [1.0 / len(labels)] * len(labels)
 
