@@ -24,7 +24,8 @@ TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "queries": (QUERIES, ("conversation_id", "turn")),
     "run": (RUN, RUN_OPTIONAL),
     "qrels": (QRELS, ()),
-    "answers": (ANSWERS, ("refusal_reason", "model_id", "retrieval_mode", "cited_docnos", "judge_p_yes")),
+    "answers": (ANSWERS, ("refusal_reason", "model_id", "retrieval_mode", "cited_docnos", "judge_p_yes",
+                           "decided_by")),
     "per_query": (PER_QUERY, ("slice",)),
 }
 

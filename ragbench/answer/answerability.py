@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ..config import AnswerConfig
 
 __all__ = ["ANSWER_TYPES", "AnswerabilityReport", "PermittedTermWeights", "QUESTION_WORDS", "TermWeights", "assess",
-           "assess_answer", "coverage", "expected_type", "has_type", "salient_terms", "stem", "term_set"]
+           "assess_answer", "coverage", "expected_type", "has_type", "rule_of", "salient_terms", "stem", "term_set"]
 
 
 class TermWeights:
@@ -306,6 +306,31 @@ ABSENT_NAME = "names "
 RARE_WORD = "asks about the rare word "
 SIBLING_WORD = "asks about the word "
 UNDATED = "asks what holds from "
+
+
+# The named rules of the check, by the opening of the reason each gives (first match wins: the rare- and sibling-word
+# reasons open like the unknown-word one).
+_RULES: tuple[tuple[str, str], ...] = (
+    ("coverage", "thresholds"), ("no answer sentences", "no-sentences"), ("answers another", "conflict"),
+    ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (RARE_WORD, "rare-word"),
+    (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
+
+
+def rule_of(reason: str | None) -> str:
+    """The short, stable name of the rule behind a refusal ``reason`` of :func:`assess` (``"thresholds"`` for the
+    coverage and similarity bars, ``"answer-type"``, ``"type-off-topic"``, ``"sibling-word"``, …; ``"other"`` for
+    a reason no rule gives), for reports that count refusals by rule. A multi-part question's combined reason
+    opens with the whole question's."""
+    if not reason:
+        return "other"
+    if reason.startswith("no ") and " in an answer sentence on the question's topic" in reason:
+        return "type-off-topic"
+    for opening, rule in _RULES:
+        if reason.startswith(opening):
+            return rule
+    if reason.startswith("no ") and " in the answer" in reason:
+        return "answer-type"
+    return "other"
 
 
 def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, AnswerabilityReport]]

@@ -26,7 +26,7 @@ from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
 from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess_answer,
-                            coverage)
+                            coverage, rule_of)
 from .judge import AnswerJudge, Verdict
 from .rerank import QueryLikelihoodReranker
 from .parts import interleave, question_parts
@@ -58,6 +58,10 @@ REFUSAL_CUES = ("i don't have enough information", "i do not have enough informa
 def distinct(contexts: Sequence[str]) -> list[str]:
     """The non-empty ``contexts`` (titles and headings, one per answer sentence), each once, in order."""
     return list(dict.fromkeys(c for c in contexts if c))
+
+
+# What decided a refusal whose reason names one rule only (the others pass ``decided_by`` themselves).
+_DECIDED_BY = {"insufficient-grounding": "grounding"}
 
 
 def is_refusal(text: str) -> bool:
@@ -99,6 +103,13 @@ class Answer:
     #: The graded judge's P(yes) when it read this answer (``answer.judge`` in ``verdict`` or ``rescue`` mode), else
     #: ``None``: why a judged answer was given or refused.
     judge_p_yes: float | None = None
+    #: The rule that decided this answer, kept for evaluation and never sent to the asker (a restricted gap must not
+    #: be told apart from a weak retrieval there). For a refusal, the check that refused it: ``retrieval-floor``,
+    #: ``restricted-gap``, ``judge-rerank``, ``model-error``, ``empty-answer``, ``model-refused``, ``grounding``,
+    #: ``check:<rule>`` (the answerability rule, :func:`~ragbench.answer.answerability.rule_of`) or
+    #: ``judge-verdict``. For an answer, the route it passed by: ``check:coverage``, ``check:similarity``,
+    #: ``check:parts``, ``judge-rescue``, ``judge-verdict`` or ``unchecked`` (the check off).
+    decided_by: str = field(default="", repr=False)
 
     @property
     def cited_doc_ids(self) -> list[str]:
@@ -124,7 +135,7 @@ class Answer:
                 "refused": self.refused, "support_ratio": self.support_ratio, "prompt_version": self.prompt_version,
                 "context_tokens": self.context_tokens, "refusal_reason": self.refusal_reason,
                 "model_id": self.model_id, "retrieval_mode": self.retrieval_mode,
-                "cited_docnos": self.cited_doc_ids, "judge_p_yes": self.judge_p_yes}
+                "cited_docnos": self.cited_doc_ids, "judge_p_yes": self.judge_p_yes, "decided_by": self.decided_by}
 
 
 def _answer_cfg(cfg: AnswerConfig | RagbenchConfig | None) -> AnswerConfig:
@@ -503,14 +514,14 @@ class AnsweringService:
             hits = self.quarantine.redact(hits)  # flagged text never reaches the model, the answer or a citation
         best = max((h.score for h in hits), default=0.0)  # the retriever's scores: the floor and the gap use them
         if not hits or best < self.cfg.min_retrieval_score:
-            return self._refusal(base, "insufficient-retrieval", 0.0, 0, hits)
+            return self._refusal(base, "insufficient-retrieval", 0.0, 0, hits, decided_by="retrieval-floor")
         if self.cfg.restricted_gap > 0:
             if ("gap", best) not in searched:
                 searched["gap", best] = self.restricted_gap(asked, who, best)
             base["restricted_gap"] = searched["gap", best]
             if base["restricted_gap"] >= self.cfg.restricted_gap:
                 # The same reason as a weak retrieval: the reply does not say that a restricted document exists.
-                return self._refusal(base, "insufficient-retrieval", 0.0, 0, hits)
+                return self._refusal(base, "insufficient-retrieval", 0.0, 0, hits, decided_by="restricted-gap")
         # The terms of the passages the asker may not read among the question's top, each read once for both uses.
         restricted: list[set[str]] = []
         if self.cfg.answerability and (self.cfg.restricted_coverage or self.cfg.answerability_everyday_zipf > 0):
@@ -528,7 +539,7 @@ class AnsweringService:
             judged = self.judge.rank(asked, hits)
             kept = [replace(h, score=p) for h, p in judged if p >= self.judge.min_yes]
             if not kept:
-                return self._refusal(base, "judge-rejected", 0.0, 0, hits)
+                return self._refusal(base, "judge-rejected", 0.0, 0, hits, decided_by="judge-rerank")
             hits = kept
 
         weights = self.term_weights(who)
@@ -600,20 +611,37 @@ class AnsweringService:
                     rescued = verdict.accepted and verdict.error is None
             if not rescued:
                 refusal = self._refusal(base, "unanswerable-question", report.support_ratio, context_tokens, hits,
-                                        sentences=report.sentences, **tokens)
+                                        sentences=report.sentences, decided_by="check:" + rule_of(check.reason),
+                                        **tokens)
                 return replace(refusal, answerability=check, judge_p_yes=p_yes)
             check = replace(check, answerable=True, reason=None, parts=())
+            decided_by = "judge-rescue"
         elif judge is not None and self.cfg.judge_mode == "verdict":
             verdict = verdict_on_answer(judge)
             p_yes = verdict.p_yes
+            decided_by = "judge-verdict"
             if not verdict.accepted:
                 refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
-                                        sentences=report.sentences, **tokens)
+                                        sentences=report.sentences, decided_by=decided_by, **tokens)
                 return replace(refusal, answerability=check, judge_p_yes=p_yes)
+        else:
+            decided_by = self.route(check)
         return Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
                       support_ratio=report.support_ratio, citations=tuple(citations),
                       context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
-                      sentences=report.sentences, answerability=check, judge_p_yes=p_yes, **tokens, **base)
+                      sentences=report.sentences, answerability=check, judge_p_yes=p_yes, decided_by=decided_by,
+                      **tokens, **base)
+
+    def route(self, check: AnswerabilityReport | None) -> str:
+        """How an answer the check accepted passed it (:attr:`Answer.decided_by`): ``check:parts`` when the whole
+        question was refused and a part answered, else ``check:coverage`` when soft coverage reaches
+        ``answer.answerability_min_coverage``, else ``check:similarity``; ``unchecked`` with the check off."""
+        if check is None:
+            return "unchecked"
+        if check.parts:
+            return "check:parts"
+        return ("check:coverage" if check.soft_coverage >= self.cfg.answerability_min_coverage
+                else "check:similarity")
 
     def rescue_quotes(self, question: str, asked: str, hits: Sequence[Hit], who: Principal) -> list[Quote]:
         """The ``answer.rescue_sentences`` quotable sentences of ``hits`` the extractive reader ranks best for
@@ -743,11 +771,13 @@ class AnsweringService:
 
     def _refusal(self, base: dict[str, Any], reason: str, ratio: float, context_tokens: int, hits: Sequence[Hit],
                  sentences: tuple[SentenceSupport, ...] = (), error: str | None = None, prompt_tokens: int = 0,
-                 completion_tokens: int = 0) -> Answer:
+                 completion_tokens: int = 0, decided_by: str | None = None) -> Answer:
+        """A refusal; ``decided_by`` (:attr:`Answer.decided_by`) defaults to the rule the ``reason`` names."""
         return Answer(answer_id="", answer=REFUSAL_MESSAGE, refused=True, refusal_reason=reason, support_ratio=ratio,
                       citations=(), context_tokens=context_tokens, prompt_tokens=prompt_tokens,
                       completion_tokens=completion_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
-                      sentences=sentences, error=error, **base)
+                      sentences=sentences, error=error, decided_by=decided_by or _DECIDED_BY.get(reason, reason),
+                      **base)
 
     def _finish(self, who: Principal, tenant: str, result: Answer) -> Answer:
         answer_id = uuid.uuid4().hex

@@ -1,8 +1,9 @@
 """``ragbench eval golden``: every retrieval mode and the grounded-answer system on the bundled golden set, scored,
 compared, saved and logged to MLflow (the run itself: :mod:`ragbench.eval.golden_run`).
 
-Prints the aggregate, per-slice and paraphrase-significance tables; with ``--json`` stdout is one line
-``{"systems": {...}, "slices": {system: {tag: {measure: value}}}, "mlflow_run_id": ..., "run_dir": ...}``. The
+Prints the aggregate, per-slice and paraphrase-significance tables and, per answer system, what decided its answers
+(:mod:`ragbench.eval.decisions`); with ``--json`` stdout is one line ``{"systems": {...}, "slices": {system: {tag:
+{measure: value}}}, "decisions": {system: {rule: {outcome: count}}}, "mlflow_run_id": ..., "run_dir": ...}``. The
 default answer system is ``answer``; ``--model M`` adds ``answer-M`` and ``--judge M`` adds ``answer-judge-M``
 (the extractive reader with M as its answerability judge, the judge profile of docs/answers.md) and ``--rescue M``
 adds ``answer-rescue-M`` (the text check, with M reading only its threshold refusals). If MLflow cannot be

@@ -326,7 +326,8 @@ def evaluate_golden_answers(golden: Any, cfg: RagbenchConfig | None = None, mode
                          "question": q.question, "should_refuse": q.should_refuse, "refused": a.refused,
                          "refusal_reason": a.refusal_reason, "answer": a.answer,
                          "cited": ", ".join(a.cited_doc_ids), "expected": ", ".join(q.expected_docs),
-                         "support_ratio": round(a.support_ratio, 4), "context_tokens": a.context_tokens})
+                         "support_ratio": round(a.support_ratio, 4), "context_tokens": a.context_tokens,
+                         "decided_by": a.decided_by})
         tables.append(pd.DataFrame(rows))
     pq = pd.concat(per_query, ignore_index=True)
     return AnswerEvaluation(pd.concat(tables, ignore_index=True), pq, summarize(pq))

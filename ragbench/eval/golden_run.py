@@ -3,8 +3,9 @@ scored, compared, saved, plotted and logged (``ragbench eval golden`` and notebo
 
 Steps: load the golden set → chunk its documents → index one retriever per mode (one shared embedder) →
 :func:`ragbench.eval.harness.experiment` with each question asked as its principal, slices = question tags,
-baselines bm25 and dense → save the run folder (default ``runs/golden/<timestamp>``) with a bar chart → log one
-MLflow run (:func:`ragbench.tracking.record_run`). :func:`report` renders the tables the command prints.
+baselines bm25 and dense → save the run folder (default ``runs/golden/<timestamp>``) with a bar chart and what
+decided each answer (``decisions.csv``, :mod:`ragbench.eval.decisions`) → log one MLflow run
+(:func:`ragbench.tracking.record_run`). :func:`report` renders the tables the command prints.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..config import RagbenchConfig
 from ..errors import ConfigError
+from .decisions import OUTCOMES, decisions, decisions_json
 from .harness import ExperimentResult, experiment
 from .metrics import AnswerGold
 from .plots import bar_chart
@@ -25,7 +27,7 @@ DEFAULT_MODES = ("bm25", "dense", "lsh", "hybrid")
 EXPERIMENT = "ragbench-golden"
 FOCUS_SLICE = "paraphrase"
 ARTIFACTS = ("aggregate.csv", "per_slice.csv", "per_query.csv", "significance.csv", "config.yaml", "meta.json",
-             "golden_metrics.png")
+             "golden_metrics.png", "decisions.csv")
 
 
 def measures(k: int) -> tuple[str, ...]:
@@ -41,6 +43,8 @@ class GoldenEval:
     mlflow_run_id: str | None
     tracking_error: str | None
     tracking_note: str | None = None   # why nothing was logged, when it was not attempted
+    #: What decided each answer, per answer system (:func:`ragbench.eval.decisions.decisions`); empty without one.
+    decisions: Any = None
 
 
 def build_retrievers(golden: Any, cfg: RagbenchConfig, modes: Sequence[str], embedder: Any = None,
@@ -129,6 +133,9 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
         gold_answers=[AnswerGold.from_golden(q) for q in golden.questions] if extra else None,
         principals={q.qid: golden.principal(q.qid) for q in golden.questions}, show_progress=show_progress)
     plot = bar_chart(result.aggregate, run_dir / "golden_metrics.png", f"golden set, k = {k}")
+    table = decisions(result.answers, golden.questions)
+    if len(table):
+        table.to_csv(run_dir / "decisions.csv", index=False)
     rec = record_run(experiment_name, f"golden-{run_dir.name}", cfg, result_metrics(result),
                      params=golden_params(list(retrievers), k, seed, golden.folder, list(extra), judges,
                                          rescues),
@@ -136,7 +143,7 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
                      model_sha256=(result.meta or {}).get("model_sha256"), stages=(result.meta or {}).get("stages"),
                      tags={"dataset": "golden", "run_dir": str(run_dir)}, enabled=log_mlflow,
                      timeout=tracking_timeout)
-    return GoldenEval(result, run_dir, plot, rec.run_id, rec.error, rec.skipped)
+    return GoldenEval(result, run_dir, plot, rec.run_id, rec.error, rec.skipped, table)
 
 
 def golden_params(modes: Sequence[str], k: int, seed: int, folder: Any, answer_systems: Sequence[str] = (),
@@ -201,6 +208,13 @@ def report(ev: GoldenEval) -> str:
                 "permutation_p", "p_corrected", "ci_low", "ci_high", "wins", "ties", "losses"]
         lines += [f"Significance on the {FOCUS_SLICE} slice: hybrid vs baselines (p_corrected = Holm over the "
                   "slice's family)", _fmt(focus[cols].reset_index(drop=True)), ""]
+    table = ev.decisions
+    if table is not None and len(table):
+        lines.append("Answers: what decided each question (questions per rule and outcome; right = refused when it "
+                     "should be + answered with the fact)")
+        for system, part in table.groupby("system", sort=True):
+            lines += [f"{system}:", part.drop(columns="system").set_index("decided_by")[[*OUTCOMES, "right", "n"]]
+                      .to_string(), ""]
     lines.append(f"run folder: {ev.run_dir}")
     lines.append(f"mlflow run: {ev.mlflow_run_id}" if ev.mlflow_run_id else
                  f"mlflow run: not logged ({ev.tracking_note})" if ev.tracking_note else "mlflow run: not logged")
@@ -219,8 +233,11 @@ def slices_json(per_slice: Any) -> dict[str, dict[str, dict[str, float]]]:
 
 def summary_json(ev: GoldenEval) -> dict[str, Any]:
     """The ``--json`` record: each system lists the measures that apply to it (retrieval or answer measures);
-    ``slices`` the same per question tag."""
+    ``slices`` the same per question tag; ``decisions`` (with an answer system) what decided its answers,
+    ``{system: {decided_by: {outcome: count}}}`` (:mod:`ragbench.eval.decisions`)."""
     systems = {str(s): {m: float(v) for m, v in row.items() if not math.isnan(float(v))}
                for s, row in ev.result.aggregate.iterrows()}
-    return {"systems": systems, "slices": slices_json(ev.result.per_slice), "mlflow_run_id": ev.mlflow_run_id,
-            "run_dir": str(ev.run_dir)}
+    out: dict[str, Any] = {"systems": systems, "slices": slices_json(ev.result.per_slice)}
+    if ev.decisions is not None and len(ev.decisions):
+        out["decisions"] = decisions_json(ev.decisions)
+    return {**out, "mlflow_run_id": ev.mlflow_run_id, "run_dir": str(ev.run_dir)}

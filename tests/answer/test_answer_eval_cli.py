@@ -190,8 +190,11 @@ def test_a_guest_asking_for_an_internal_policy_fact_is_refused_on_the_restricted
     assert guest.restricted_gap > 0.3
     assert "hr-leave" not in caplog.text and "25 days" not in caplog.text
     assert "hr-leave" not in json.dumps(guest.to_json()) and "restricted_gap" not in guest.to_json()
+    # The evaluation is told the gap decided it; the asker is not (its reply reads like a weak retrieval's).
+    assert guest.decided_by == "restricted-gap" and "decided_by" not in guest.to_json()
     staff = svc.answer(q, "eval-staff")
     assert not staff.refused and staff.cited_doc_ids == ["hr-leave"] and "25 days" in staff.answer
+    assert staff.decided_by == "check:coverage"
     assert staff.restricted_gap == 0.0
 
 
@@ -294,6 +297,7 @@ def test_eval_golden_scores_the_judge_profile_as_its_own_system(golden, monkeypa
         assert (recs[0]["refused"], recs[0]["refusal_reason"]) == (True, "judge-rejected")
     else:
         assert (recs[0]["refused"], recs[0]["FactInAnswer"]) == (False, 1.0)
+    assert recs[0]["decided_by"] == "judge-verdict"  # the judge decides either way
 
 
 def test_the_rescue_profile_keeps_the_text_check_and_its_thresholds():
@@ -345,6 +349,10 @@ def test_the_rescue_judge_reads_only_what_the_text_check_refused_on_its_threshol
         assert (recs["g064"]["refused"], recs["g064"]["refusal_reason"]) == (True, "unanswerable-question")
     # the judge's P(yes) is kept where it read the answer (none from a failing judge), and only there
     assert recs["g064"]["judge_p_yes"] == {"yes": 1.0, "no": 0.0, "failing": None}[judge_kind]
+    # what decided each: the route g001 passed by, the named rules, and the judge where it answered
+    assert [recs[q]["decided_by"] for q in qids] == [
+        "check:coverage", "check:type-off-topic", "check:absent-name",
+        "judge-rescue" if judge_kind == "yes" else "check:thresholds"]
     assert [recs[q]["judge_p_yes"] for q in ("g001", "g008", "g025")] == [None] * 3
 
 
