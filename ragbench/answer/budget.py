@@ -51,6 +51,13 @@ CREATE TABLE IF NOT EXISTS answer_feedback (
 );
 """
 
+# The rule that decided each logged answer (``Answer.decided_by``), for the operator auditing refusals and feedback;
+# a schema of its own so that a store made before it gets the column once.
+DECIDED_BY_SCHEMA = "answer.log.decided_by"
+DECIDED_BY_DDL = "ALTER TABLE answer_log ADD COLUMN decided_by TEXT;"
+_LOG_COLUMNS = ("answer_id", "user_id", "tenant", "created_at", "prompt_version", "model_id", "retrieval_mode",
+                "refused", "refusal_reason", "support_ratio", "cited_chunk_ids", "decided_by")
+
 #: USD per million tokens (input, output). Model ids starting with a LOCAL_PREFIXES entry cost 0.
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o-mini": (0.15, 0.60),
@@ -168,30 +175,32 @@ class BudgetLedger:
 
 
 class AnswerLog:
-    """Which answer was given to whom (ids and scores only, never text), and the feedback on it."""
+    """Which answer was given to whom (ids and scores only, never text), what decided it, and the feedback on it."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
         store.ensure_schema(SCHEMA, DDL, 1)
+        store.ensure_schema(DECIDED_BY_SCHEMA, DECIDED_BY_DDL, 1)
 
     def add(self, user_id: str, tenant: str, prompt_version: str, model_id: str, retrieval_mode: str,
             refused: bool, refusal_reason: str | None, support_ratio: float,
-            cited_chunk_ids: Sequence[str], answer_id: str | None = None) -> str:
+            cited_chunk_ids: Sequence[str], answer_id: str | None = None, decided_by: str | None = None) -> str:
+        """Log one answer; ``decided_by``: the rule that decided it (``Answer.decided_by``; ``None`` unknown)."""
         answer_id = answer_id or uuid.uuid4().hex
         with self.store.transaction() as conn:
-            conn.execute("INSERT INTO answer_log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            conn.execute(f"INSERT INTO answer_log ({', '.join(_LOG_COLUMNS)}) VALUES "
+                         f"({', '.join('?' * len(_LOG_COLUMNS))})",
                          (answer_id, user_id, tenant, _utc_now().isoformat(), prompt_version, model_id,
                           retrieval_mode, int(refused), refusal_reason, float(support_ratio),
-                          json.dumps(list(cited_chunk_ids))))
+                          json.dumps(list(cited_chunk_ids)), decided_by or None))
         return answer_id
 
     def get(self, answer_id: str) -> dict[str, Any] | None:
-        rows = self.store.query("SELECT * FROM answer_log WHERE answer_id = ?", (answer_id,))
+        rows = self.store.query(f"SELECT {', '.join(_LOG_COLUMNS)} FROM answer_log WHERE answer_id = ?",
+                                (answer_id,))
         if not rows:
             return None
-        row = dict(zip(["answer_id", "user_id", "tenant", "created_at", "prompt_version", "model_id",
-                        "retrieval_mode", "refused", "refusal_reason", "support_ratio", "cited_chunk_ids"],
-                       tuple(rows[0])))
+        row = dict(zip(_LOG_COLUMNS, tuple(rows[0])))
         row["refused"] = bool(row["refused"])
         row["cited_chunk_ids"] = json.loads(row["cited_chunk_ids"])
         return row

@@ -785,7 +785,7 @@ class AnsweringService:
             answer_id = self.answer_log.add(who.user_id, tenant, result.prompt_version, result.model_id,
                                             result.retrieval_mode, result.refused, result.refusal_reason,
                                             result.support_ratio, [c.chunk_id for c in result.citations],
-                                            answer_id=answer_id)
+                                            answer_id=answer_id, decided_by=result.decided_by)
         # Ids and numbers only: chunk text never goes to a log.
         log.info("answer %s for %s: refused=%s reason=%s support=%.3f cited=%s", answer_id, who.user_id,
                  result.refused, result.refusal_reason, result.support_ratio,

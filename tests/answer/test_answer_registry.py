@@ -137,3 +137,31 @@ def test_feedback(store):
         with pytest.raises(DataError, match="rating"):
             log.feedback(aid, "alice", bad)  # type: ignore[arg-type]
     assert log.feedback_for(aid) == [(5, "spot on")]
+
+
+def test_the_answer_log_keeps_what_decided_each_answer(store):
+    log = AnswerLog(store)
+    aid = log.add("alice", "default", "rag.answer@v1", "extractive-v1", "bm25", True, "unanswerable-question", 1.0,
+                  [], decided_by="check:thresholds")
+    assert log.get(aid)["decided_by"] == "check:thresholds"
+    assert log.get(log.add("bob", "default", "v", "m", "bm25", False, None, 1.0, ["c1"]))["decided_by"] is None
+
+
+def test_a_store_logged_before_decided_by_gains_the_column_once(tmp_path):
+    from ragbench.answer.budget import DDL, SCHEMA
+
+    path = str(tmp_path / "old.db")
+    old = KnowledgeStore.open(path)
+    old.ensure_schema(SCHEMA, DDL, 1)  # the answer log as it was: eleven columns
+    with old.transaction() as conn:
+        conn.execute("INSERT INTO answer_log VALUES ('a1', 'alice', 't', '2026-01-01', 'v', 'm', 'bm25', 1, "
+                     "'insufficient-retrieval', 0.0, '[]')")
+    old.close()
+    store = KnowledgeStore.open(path)
+    log = AnswerLog(store)
+    assert log.get("a1")["decided_by"] is None and log.get("a1")["refusal_reason"] == "insufficient-retrieval"
+    aid = log.add("alice", "t", "v", "m", "bm25", False, None, 1.0, ["c"], decided_by="check:coverage")
+    AnswerLog(store)  # opening it again does not add the column twice
+    assert log.get(aid)["decided_by"] == "check:coverage"
+    assert [r[1] for r in store.query("PRAGMA table_info(answer_log)")][-1] == "decided_by"
+    store.close()

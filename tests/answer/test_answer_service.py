@@ -45,7 +45,9 @@ def test_answer_records_everything(store):
     j = a.to_json()
     assert list(j)[:7] == ["answer", "refused", "refusal_reason", "citations", "support_ratio", "prompt_version",
                            "model_id"]
-    assert service(store).answer_log.get(a.answer_id)["user_id"] == "hr-user"
+    logged = service(store).answer_log.get(a.answer_id)
+    assert (logged["user_id"], logged["decided_by"]) == ("hr-user", "check:coverage")
+    assert a.decided_by == "check:coverage" and "decided_by" not in j
 
 
 def test_prompt_carries_question_and_only_allowed_context(store):
