@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import BudgetExceeded, DataError, PermissionDenied
+from ..errors import BudgetExceeded, DataError, PermissionDenied, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,12 @@ class AnswerLog:
     def __init__(self, store: Any) -> None:
         self.store = store
         store.ensure_schema(SCHEMA, DDL, 1)
-        store.ensure_schema(DECIDED_BY_SCHEMA, DECIDED_BY_DDL, 1)
+        try:
+            store.ensure_schema(DECIDED_BY_SCHEMA, DECIDED_BY_DDL, 1)
+        except StoreError:
+            # Another process added the column between this one's version check and its ALTER: nothing to do.
+            if "decided_by" not in {str(r[1]) for r in store.query("PRAGMA table_info(answer_log)")}:
+                raise
 
     def add(self, user_id: str, tenant: str, prompt_version: str, model_id: str, retrieval_mode: str,
             refused: bool, refusal_reason: str | None, support_ratio: float,

@@ -165,3 +165,17 @@ def test_a_store_logged_before_decided_by_gains_the_column_once(tmp_path):
     assert log.get(aid)["decided_by"] == "check:coverage"
     assert [r[1] for r in store.query("PRAGMA table_info(answer_log)")][-1] == "decided_by"
     store.close()
+
+
+def test_a_column_another_process_added_first_is_taken_as_it_is(tmp_path):
+    """Two processes opening an old store: the second's ALTER fails on the column the first added; that is no error."""
+    from ragbench.answer.budget import DDL, SCHEMA
+
+    store = KnowledgeStore.open(str(tmp_path / "race.db"))
+    store.ensure_schema(SCHEMA, DDL, 1)
+    with store.transaction() as conn:  # the other process's ALTER, its schema record not yet seen here
+        conn.execute("ALTER TABLE answer_log ADD COLUMN decided_by TEXT")
+    log = AnswerLog(store)
+    assert log.get(log.add("a", "t", "v", "m", "bm25", False, None, 1.0, [], decided_by="unchecked"))[
+        "decided_by"] == "unchecked"
+    store.close()
