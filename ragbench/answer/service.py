@@ -60,10 +60,6 @@ def distinct(contexts: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(c for c in contexts if c))
 
 
-# What decided a refusal whose reason names one rule only (the others pass ``decided_by`` themselves).
-_DECIDED_BY = {"insufficient-grounding": "grounding"}
-
-
 def is_refusal(text: str) -> bool:
     """True when a reply is (or opens with) a refusal."""
     t = normalize_whitespace(text).casefold().replace("’", "'").lstrip("\"'")
@@ -569,7 +565,7 @@ class AnsweringService:
                         self.cfg.min_embedding_support)
         if report.support_ratio < self.cfg.min_support_ratio:
             return self._refusal(base, "insufficient-grounding", report.support_ratio, context_tokens, hits,
-                                 sentences=report.sentences, **tokens)
+                                 sentences=report.sentences, decided_by="grounding", **tokens)
         citations = build_citations(text, hits, report)
         judge = self.judge if self.cfg.judge_mode in ("verdict", "rescue") else None
         # Each sentence's title, headings and table header, read once (store reads) for the check and the judge.
@@ -772,11 +768,11 @@ class AnsweringService:
     def _refusal(self, base: dict[str, Any], reason: str, ratio: float, context_tokens: int, hits: Sequence[Hit],
                  sentences: tuple[SentenceSupport, ...] = (), error: str | None = None, prompt_tokens: int = 0,
                  completion_tokens: int = 0, decided_by: str | None = None) -> Answer:
-        """A refusal; ``decided_by`` (:attr:`Answer.decided_by`) defaults to the rule the ``reason`` names."""
+        """A refusal; ``decided_by`` (:attr:`Answer.decided_by`) defaults to the ``reason`` itself."""
         return Answer(answer_id="", answer=REFUSAL_MESSAGE, refused=True, refusal_reason=reason, support_ratio=ratio,
                       citations=(), context_tokens=context_tokens, prompt_tokens=prompt_tokens,
                       completion_tokens=completion_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
-                      sentences=sentences, error=error, decided_by=decided_by or _DECIDED_BY.get(reason, reason),
+                      sentences=sentences, error=error, decided_by=decided_by or reason,
                       **base)
 
     def _finish(self, who: Principal, tenant: str, result: Answer) -> Answer:

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import DataError
+from .answers import states_fact
 
 #: The outcome columns, in order: a question that should be refused, refused or answered; an answerable one, refused,
 #: answered with its golden fact (or answered at all when it names none), or answered without it.
@@ -26,12 +27,12 @@ COLUMNS = ("decided_by", *OUTCOMES, "right", "n")
 
 
 def outcome(should_refuse: bool, refused: bool, fact: str | None, answer: str) -> str:
-    """The outcome of one question (:data:`OUTCOMES`); ``fact`` is the golden fact, found case-insensitively."""
+    """The outcome of one question (:data:`OUTCOMES`); ``fact`` is the golden fact (:func:`states_fact`)."""
     if should_refuse:
         return OUTCOMES[0] if refused else OUTCOMES[1]
     if refused:
         return OUTCOMES[2]
-    return OUTCOMES[3] if not fact or fact.casefold() in answer.casefold() else OUTCOMES[4]
+    return OUTCOMES[3] if not fact or states_fact(fact, answer) else OUTCOMES[4]
 
 
 def decision_table(answers: pd.DataFrame, questions: Iterable[Any]) -> pd.DataFrame:

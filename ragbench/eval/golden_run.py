@@ -18,7 +18,7 @@ from typing import Any
 
 from ..config import RagbenchConfig
 from ..errors import ConfigError
-from .decisions import OUTCOMES, decisions, decisions_json
+from .decisions import decisions, decisions_json
 from .harness import ExperimentResult, experiment
 from .metrics import AnswerGold
 from .plots import bar_chart
@@ -213,8 +213,7 @@ def report(ev: GoldenEval) -> str:
         lines.append("Answers: what decided each question (questions per rule and outcome; right = refused when it "
                      "should be + answered with the fact)")
         for system, part in table.groupby("system", sort=True):
-            lines += [f"{system}:", part.drop(columns="system").set_index("decided_by")[[*OUTCOMES, "right", "n"]]
-                      .to_string(), ""]
+            lines += [f"{system}:", part.drop(columns="system").set_index("decided_by").to_string(), ""]
     lines.append(f"run folder: {ev.run_dir}")
     lines.append(f"mlflow run: {ev.mlflow_run_id}" if ev.mlflow_run_id else
                  f"mlflow run: not logged ({ev.tracking_note})" if ev.tracking_note else "mlflow run: not logged")
