@@ -39,10 +39,15 @@ def shared_data() -> Path:
     return d
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory, monkeypatch):
-    # Keep the embedding cache and MLflow store of tests out of the user's folders.
+def isolate(tmp_path_factory, monkeypatch) -> None:
+    """Keep the embedding cache and MLflow store of tests out of the user's folders (every test gets this; a fixture
+    of a wider scope, which runs before it, calls it with its own ``pytest.MonkeyPatch``)."""
     cache = tmp_path_factory.getbasetemp() / "ragbench-cache"
     cache.mkdir(exist_ok=True)
     monkeypatch.setenv("RAGBENCH_CACHE", str(cache))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///" + str(tmp_path_factory.getbasetemp() / "mlflow.db"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    isolate(tmp_path_factory, monkeypatch)

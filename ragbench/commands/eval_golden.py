@@ -6,11 +6,14 @@ Prints the aggregate, per-slice and paraphrase-significance tables and, per answ
 {measure: value}}}, "decisions": {system: {rule: {outcome: count}}}, "mlflow_run_id": ..., "run_dir": ...}``. The
 default answer system is ``answer``; ``--model M`` adds ``answer-M`` and ``--judge M`` adds ``answer-judge-M``
 (the extractive reader with M as its answerability judge, the judge profile of docs/answers.md) and ``--rescue M``
-adds ``answer-rescue-M`` (the text check, with M reading only its threshold refusals). If MLflow cannot be
-reached the results are still saved and printed, and the exit status is 1."""
+adds ``answer-rescue-M`` (the text check, with M reading only its threshold refusals). With several ``--data``
+folders each is scored on its own and then pooled (:mod:`ragbench.eval.golden_sets`): the JSON's ``systems``,
+``slices`` and ``decisions`` are then the pooled ones, ``questions`` their count and ``sets`` each set's own record.
+If MLflow cannot be reached the results are still saved and printed, and the exit status is 1."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ._common import (Output, add_common_options, add_k_option, add_model_option, add_retriever_option, load_cfg,
                       show_progress)
@@ -20,8 +23,11 @@ DEFAULT_MODES = ("bm25", "dense", "lsh", "hybrid")
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("golden", help="evaluate every retrieval mode and the answer system on the golden set")
-    p.add_argument("--data", default=None, metavar="DIR", help="golden folder (default: the bundled data/golden)")
-    p.add_argument("--out", default=None, metavar="DIR", help="run folder (default: runs/golden/<timestamp>)")
+    p.add_argument("--data", default=None, metavar="DIR", nargs="+", action="extend",
+                   help="golden folder (default: the bundled data/golden); several (--data A B …) are each scored "
+                        "and then pooled")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="run folder (default: runs/golden/<timestamp>, or runs/golden-sets/<timestamp> for several)")
     add_retriever_option(p, default=list(DEFAULT_MODES), multiple=True,
                          help="comma-separated retrieval modes to compare (default: bm25,dense,lsh,hybrid)")
     add_k_option(p, default=5, help="retrieval depth and metric cutoff (default 5)")
@@ -41,15 +47,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from ..eval.golden_run import report, run_golden, summary_json
+    from ..eval.golden_sets import pooled_json, pooled_report, run_golden_sets
 
     out = Output(args)
     cfg = load_cfg(args)
-    ev = run_golden(args.data, args.retriever, args.k, args.seed, args.out, cfg, log_mlflow=not args.no_mlflow,
-                    show_progress=show_progress(args), answers=not args.no_answers,
-                    models=[args.model] if args.model and args.model != "extractive" else [],
-                    judges=[args.judge] if args.judge else [], rescues=[args.rescue] if args.rescue else [])
-    out.text(report(ev))
-    if ev.tracking_error:
-        out.error(ev.tracking_error)
-    out.json(summary_json(ev))
-    return 1 if ev.tracking_error else 0
+    options: dict[str, Any] = dict(log_mlflow=not args.no_mlflow, show_progress=show_progress(args),
+                                   answers=not args.no_answers,
+                                   models=[args.model] if args.model and args.model != "extractive" else [],
+                                   judges=[args.judge] if args.judge else [],
+                                   rescues=[args.rescue] if args.rescue else [])
+    folders = list(args.data or [])
+    if len(folders) > 1:
+        pooled = run_golden_sets(folders, args.retriever, args.k, args.seed, args.out, cfg, **options)
+        out.text(pooled_report(pooled))
+        error, record = pooled.tracking_error, pooled_json(pooled)
+    else:
+        ev = run_golden(folders[0] if folders else None, args.retriever, args.k, args.seed, args.out, cfg,
+                        **options)
+        out.text(report(ev))
+        error, record = ev.tracking_error, summary_json(ev)
+    if error:
+        out.error(error)
+    out.json(record)
+    return 1 if error else 0

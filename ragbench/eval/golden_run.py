@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,10 @@ class GoldenEval:
     tracking_note: str | None = None   # why nothing was logged, when it was not attempted
     #: What decided each answer, per answer system (:func:`ragbench.eval.decisions.decisions`); empty without one.
     decisions: Any = None
+    #: The run's own MLflow params (:func:`golden_params`) and the golden set's data hash, kept so that the run can
+    #: be logged after the fact (:func:`record_golden`; a multi-set evaluation logs its sets under one parent run).
+    params: Any = None
+    data_hash: str | None = None
 
 
 def build_retrievers(golden: Any, cfg: RagbenchConfig, modes: Sequence[str], embedder: Any = None,
@@ -108,7 +112,6 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
     """The whole golden evaluation (module doc); ``answers=False`` scores retrieval only; ``models`` adds an
     ``answer-<model>`` system per chat model, ``judges`` an ``answer-judge-<judge>`` system per judge (the judge
     profile) and ``rescues`` an ``answer-rescue-<model>`` system per rescue judge, next to the default ``answer``."""
-    from ..tracking import record_run
     from .golden import DEFAULT_FOLDER, load_golden
 
     cfg = cfg or RagbenchConfig()
@@ -136,14 +139,26 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
     table = decisions(result.answers, golden.questions)
     if len(table):
         table.to_csv(run_dir / "decisions.csv", index=False)
-    rec = record_run(experiment_name, f"golden-{run_dir.name}", cfg, result_metrics(result),
-                     params=golden_params(list(retrievers), k, seed, golden.folder, list(extra), judges,
-                                         rescues),
-                     artifacts=[run_dir / name for name in ARTIFACTS], data_hash=golden.data_hash,
-                     model_sha256=(result.meta or {}).get("model_sha256"), stages=(result.meta or {}).get("stages"),
-                     tags={"dataset": "golden", "run_dir": str(run_dir)}, enabled=log_mlflow,
-                     timeout=tracking_timeout)
-    return GoldenEval(result, run_dir, plot, rec.run_id, rec.error, rec.skipped, table)
+    ev = GoldenEval(result, run_dir, plot, None, None, None, table,
+                    golden_params(list(retrievers), k, seed, golden.folder, list(extra), judges, rescues),
+                    golden.data_hash)
+    return record_golden(ev, cfg, experiment_name, log_mlflow, tracking_timeout)
+
+
+def record_golden(ev: GoldenEval, cfg: RagbenchConfig, experiment_name: str = EXPERIMENT, enabled: bool = True,
+                  timeout: float | None = 10, parent_run_id: str | None = None,
+                  tags: Mapping[str, Any] | None = None) -> GoldenEval:
+    """Log a finished golden evaluation as one MLflow run (nested under ``parent_run_id`` when given) and return it
+    with the run's id, or with why it was not logged."""
+    from ..tracking import record_run
+
+    meta = ev.result.meta or {}
+    rec = record_run(experiment_name, f"golden-{ev.run_dir.name}", cfg, result_metrics(ev.result), params=ev.params,
+                     artifacts=[ev.run_dir / name for name in ARTIFACTS], data_hash=ev.data_hash,
+                     model_sha256=meta.get("model_sha256"), stages=meta.get("stages"),
+                     tags={"dataset": "golden", "run_dir": str(ev.run_dir), **dict(tags or {})}, enabled=enabled,
+                     timeout=timeout, parent_run_id=parent_run_id)
+    return replace(ev, mlflow_run_id=rec.run_id, tracking_error=rec.error, tracking_note=rec.skipped)
 
 
 def golden_params(modes: Sequence[str], k: int, seed: int, folder: Any, answer_systems: Sequence[str] = (),
@@ -193,31 +208,38 @@ def _fmt(df: Any) -> str:
 
 
 def report(ev: GoldenEval) -> str:
-    """The printed tables: aggregate, per slice, and significance on the paraphrase slice."""
-    res = ev.result
+    """The printed tables: aggregate, per slice, significance on the paraphrase slice, what decided each answer."""
+    lines = tables_text(ev.result.aggregate, ev.result.per_slice, ev.result.significance, ev.decisions)
+    return "\n".join(lines + run_footer(ev.run_dir, ev.mlflow_run_id, ev.tracking_note))
+
+
+def run_footer(run_dir: Path, run_id: str | None, note: str | None) -> list[str]:
+    """The report's last lines: where the run folder and the MLflow run are."""
+    return [f"run folder: {run_dir}",
+            f"mlflow run: {run_id}" if run_id else f"mlflow run: not logged ({note})" if note else
+            "mlflow run: not logged"]
+
+
+def tables_text(aggregate: Any, per_slice: Any, sig: Any, table: Any, scope: str = "") -> list[str]:
+    """Report lines of an evaluation's tables (``scope`` prefixes each heading, e.g. "Pooled ")."""
     lines: list[str] = []
-    for label, agg, per in zip(("Retrieval", "Answers"), split_measures(res.aggregate),
-                               split_measures(res.per_slice), strict=True):
+    for label, agg, per in zip(("Retrieval", "Answers"), split_measures(aggregate), split_measures(per_slice),
+                               strict=True):
         if len(agg):
-            lines += [f"{label}: aggregate (mean over questions)", _fmt(agg), "",
-                      f"{label}: per slice", _fmt(per.set_index(["system", "slice"])), ""]
-    sig = res.significance
+            lines += [f"{scope}{label}: aggregate (mean over questions)", _fmt(agg), "",
+                      f"{scope}{label}: per slice", _fmt(per.set_index(["system", "slice"])), ""]
     focus = sig[(sig["slice"] == FOCUS_SLICE) & (sig["system"] == "hybrid")] if len(sig) else sig
     if len(focus):
         cols = ["baseline", "measure", "n", "mean", "baseline_mean", "mean_diff", "t_p", "wilcoxon_p",
                 "permutation_p", "p_corrected", "ci_low", "ci_high", "wins", "ties", "losses"]
-        lines += [f"Significance on the {FOCUS_SLICE} slice: hybrid vs baselines (p_corrected = Holm over the "
-                  "slice's family)", _fmt(focus[cols].reset_index(drop=True)), ""]
-    table = ev.decisions
+        lines += [f"{scope}Significance on the {FOCUS_SLICE} slice: hybrid vs baselines (p_corrected = Holm over "
+                  "the slice's family)", _fmt(focus[cols].reset_index(drop=True)), ""]
     if table is not None and len(table):
-        lines.append("Answers: what decided each question (questions per rule and outcome; right = refused when it "
-                     "should be + answered with the fact)")
+        lines.append(f"{scope}Answers: what decided each question (questions per rule and outcome; right = refused "
+                     "when it should be + answered with the fact)")
         for system, part in table.groupby("system", sort=True):
             lines += [f"{system}:", part.drop(columns="system").set_index("decided_by").to_string(), ""]
-    lines.append(f"run folder: {ev.run_dir}")
-    lines.append(f"mlflow run: {ev.mlflow_run_id}" if ev.mlflow_run_id else
-                 f"mlflow run: not logged ({ev.tracking_note})" if ev.tracking_note else "mlflow run: not logged")
-    return "\n".join(lines)
+    return lines
 
 
 def slices_json(per_slice: Any) -> dict[str, dict[str, dict[str, float]]]:

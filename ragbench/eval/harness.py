@@ -144,6 +144,16 @@ def _per_slice(per_query: pd.DataFrame, systems: Sequence[str], measures: Sequen
                           kind="stable").reset_index(drop=True)
 
 
+def summarise(per_query: pd.DataFrame, systems: Sequence[str], baselines: Sequence[str] = (), seed: int = 0,
+              n_resamples: int = 10000, correction: str = "holm") -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The aggregate, per-slice and significance tables of a long per-query table (columns ``system``, ``qid``,
+    ``measure``, ``value`` and optionally ``slice``): :func:`experiment` makes its tables with it, and pooling the
+    per-query tables of several runs (qids kept apart) gives the tables of their union."""
+    measures = list(dict.fromkeys(per_query["measure"]))
+    return (_aggregate(per_query, systems, measures), _per_slice(per_query, systems, measures),
+            _significance(per_query, systems, baselines, measures, seed, n_resamples, correction))
+
+
 SIG_COLUMNS = ["baseline", "system", "slice", "measure", "n", "mean", "baseline_mean", "mean_diff", "t_p",
                "wilcoxon_p", "permutation_p", "p_corrected", "ci_low", "ci_high", "wins", "ties", "losses"]
 
@@ -191,7 +201,8 @@ def _config_payload(config: Any) -> Any:
     return to_dict(config) if is_dataclass(config) else config
 
 
-def _write(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename, so a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -203,17 +214,18 @@ def _save(result: ExperimentResult, folder: Path, config: Any, settings: dict[st
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "meta.json").unlink(missing_ok=True)  # the folder is not a valid cache until meta.json is back
-    _write(folder / "aggregate.csv", result.aggregate.to_csv())
-    _write(folder / "per_query.csv", result.per_query.to_csv(index=False))
-    _write(folder / "per_slice.csv", result.per_slice.to_csv(index=False))
-    _write(folder / "significance.csv", result.significance.to_csv(index=False))
+    write_atomic(folder / "aggregate.csv", result.aggregate.to_csv())
+    write_atomic(folder / "per_query.csv", result.per_query.to_csv(index=False))
+    write_atomic(folder / "per_slice.csv", result.per_slice.to_csv(index=False))
+    write_atomic(folder / "significance.csv", result.significance.to_csv(index=False))
     for name, run in result.runs.items():
         write_trec_run(run[["qid", "docno", "score", "rank"]], folder / "runs" / f"{name}.trec", tag=name)
     for name, answers in result.answers.items():
-        _write(folder / "answers" / f"{name}.jsonl", answers.to_json(orient="records", lines=True, force_ascii=False))
-    _write(folder / "config.yaml", yaml.safe_dump({"config": _config_payload(config), "experiment": settings},
-                                                  sort_keys=False, allow_unicode=True))
-    _write(folder / "meta.json", json.dumps(result.meta, indent=2, sort_keys=True, default=str))
+        write_atomic(folder / "answers" / f"{name}.jsonl",
+                     answers.to_json(orient="records", lines=True, force_ascii=False))
+    write_atomic(folder / "config.yaml", yaml.safe_dump({"config": _config_payload(config), "experiment": settings},
+                                                        sort_keys=False, allow_unicode=True))
+    write_atomic(folder / "meta.json", json.dumps(result.meta, indent=2, sort_keys=True, default=str))
 
 
 def _load_cached(folder: Path, key: str) -> ExperimentResult | None:
@@ -336,10 +348,7 @@ def experiment(systems: Mapping[str, Any], queries: pd.DataFrame, qrels: pd.Data
     per_query = pd.concat(parts, ignore_index=True)[["system", "qid", "measure", "value"]]
     if slices is not None:
         per_query["slice"] = per_query["qid"].map(lambda q: slices.get(q, slices.get(str(q))))
-    all_measures = list(dict.fromkeys(per_query["measure"]))
-    aggregate = _aggregate(per_query, names, all_measures)
-    per_slice = _per_slice(per_query, names, all_measures)
-    significance = _significance(per_query, names, baselines, all_measures, seed, n_resamples, correction)
+    aggregate, per_slice, significance = summarise(per_query, names, baselines, seed, n_resamples, correction)
     meta = provenance(config, dhash, None, stages=systems)
     meta.update({"cache_key": key, "model_sha256": _model_shas(systems), "settings": settings,
                  "n_queries": int(queries["qid"].nunique())})
