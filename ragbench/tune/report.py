@@ -158,8 +158,10 @@ def log_study(study: Any, spec: TuneSpec, prepared: Any, summary: dict[str, Any]
         study.set_user_attr("mlflow_run_id", parent.run_id)
         parent.log_params({"base": flatten(spec.base), "study": {
             "dataset": spec.dataset, "metrics": ",".join(f"{m}:{d}" for m, d in spec.metrics),
-            "sampler": spec.sampler, "seed": spec.seed, "pruner": spec.pruner, "heldout": spec.heldout,
-            "split_seed": spec.split_seed, "space": ", ".join(p.name for p in spec.space)}})
+            "sampler": spec.sampler, "seed": spec.seed, "pruner": spec.pruner,
+            **({"heldout_sets": ",".join(spec.heldout_sets)} if spec.heldout_sets else
+               {"heldout": spec.heldout, "split_seed": spec.split_seed}),
+            "space": ", ".join(p.name for p in spec.space)}})
     else:
         parent = TrackedRun(tracker, parent_id)
     logged: dict[str, str] = dict(study.user_attrs.get("mlflow_trials") or {})

@@ -5,7 +5,7 @@ metric(s) with directions, the dataset and its seeded tuning / held-out split, t
 budget::
 
     name: golden-lsh
-    dataset: golden                      # golden[:DIR] | beir:<DIR>:<split> | eerag:<FILE> | dcs-threads:<FILE>
+    dataset: golden                      # golden[:DIR[,DIR…]] | beir:<DIR>:<split> | eerag:<FILE> | dcs-threads:<FILE>
     base: {retrieval: {mode: lsh}, embedding: {model: hashing}}
     space:
       lsh.tables: int[4, 32]
@@ -14,7 +14,8 @@ budget::
       chunking.overlap: float[0, 0.5]
       bm25.stopwords: choice[true, false]
     metrics: [{nDCG@10: maximize}, {latency_ms: minimize}]
-    split: {heldout: 0.3, seed: 7}
+    split: {heldout: 0.3, seed: 7}       # or, for golden:<DIR>,<DIR>,… (objective answers), whole sets held
+                                         # out: split: {heldout_sets: [golden_vardon]}
     sampler: {name: tpe, seed: 42}
     pruner: {name: wilcoxon, p_threshold: 0.1}
     trials: 20
@@ -64,6 +65,7 @@ class TuneSpec:
     heldout: float = 0.3
     split_seed: int = 0
     limit: int | None = None
+    heldout_sets: tuple[str, ...] = ()            # whole golden sets held out (then heldout and limit do not apply)
     sampler: str = "tpe"
     sampler_options: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 42
@@ -101,7 +103,8 @@ class TuneSpec:
         base = {k: v for k, v in flatten(self.base).items() if k not in defaults or defaults[k] != v}
         payload = {"dataset": self.dataset, "objective": self.objective, "base": base,
                    "space": [p.__dict__ | {"choices": list(p.choices)} for p in self.space],
-                   "metrics": list(self.metrics), "split": [self.heldout, self.split_seed, self.limit],
+                   "metrics": list(self.metrics), "split": [self.heldout, self.split_seed, self.limit]
+                   + ([list(self.heldout_sets)] if self.heldout_sets else []),
                    "options": dict(self.options)}
         return config_hash(payload)
 
@@ -260,8 +263,9 @@ def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | No
             with_overrides(base, {p.name: v})
     metrics = _metrics(data.get("metrics"))
     split = data.get("split") or {}
-    if not isinstance(split, Mapping) or set(split) - {"heldout", "seed", "limit"}:
-        raise ConfigError(f"experiment: 'split' takes heldout, seed and limit, found {split!r}.")
+    if not isinstance(split, Mapping) or set(split) - {"heldout", "seed", "limit", "heldout_sets"}:
+        raise ConfigError(f"experiment: 'split' takes heldout, seed and limit, or heldout_sets, found {split!r}.")
+    heldout_sets = _heldout_sets(split)
     heldout = split.get("heldout", 0.3)
     if isinstance(heldout, bool) or not isinstance(heldout, (int, float)) or not 0 < heldout < 1:
         raise ConfigError(f"experiment: split.heldout must be a fraction in (0, 1), found {heldout!r}.")
@@ -293,6 +297,7 @@ def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | No
         name=study, dataset=expand_dataset(dataset.strip()), base=base, space=space, metrics=metrics,
         objective=str(data["objective"]) if data.get("objective") else None, options=dict(options),
         heldout=float(heldout), split_seed=_int(split.get("seed", 0), "split.seed", 0), limit=limit,
+        heldout_sets=heldout_sets,
         sampler=sampler, sampler_options=sampler_opts, seed=seed, pruner=pruner, pruner_options=pruner_opts,
         trials=_int(data.get("trials", 20), "trials", 1), storage=data.get("storage"),
         mlflow_experiment=str(data.get("mlflow_experiment") or "ragbench-tune"), folder=Path(folder),
@@ -321,10 +326,28 @@ def load_spec(path: str | Path) -> TuneSpec:
         raise ConfigError(f"experiment file {p}: {str(exc).removeprefix('experiment: ')}") from None
 
 
+def _heldout_sets(split: Mapping[str, Any]) -> tuple[str, ...]:
+    """``split.heldout_sets``: the names of the golden sets held out whole (``[]`` or absent: a random split of the
+    questions). It replaces ``heldout``, ``seed`` and ``limit``, which are then refused."""
+    raw = split.get("heldout_sets")
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, (list, tuple)) or not raw or not all(isinstance(x, str) and x.strip() for x in raw):
+        raise ConfigError(f"experiment: split.heldout_sets must list golden set names (folder names), found {raw!r}.")
+    mixed = sorted(set(split) & {"heldout", "seed", "limit"})
+    if mixed:
+        raise ConfigError(f"experiment: split.heldout_sets holds out whole sets, so {', '.join(mixed)} cannot also be "
+                          "given. Fix: keep one way of splitting.")
+    return tuple(dict.fromkeys(x.strip() for x in raw))
+
+
 def spec_to_dict(spec: TuneSpec) -> dict[str, Any]:
     """The YAML-able form of a spec (as written next to the results)."""
     return {"name": spec.name, "dataset": spec.dataset, "objective": spec.objective, "options": dict(spec.options),
             "space": {p.name: param_text(p) for p in spec.space}, "metrics": [{m: d} for m, d in spec.metrics],
-            "split": {"heldout": spec.heldout, "seed": spec.split_seed, "limit": spec.limit},
+            "split": ({"heldout_sets": list(spec.heldout_sets)} if spec.heldout_sets else
+                      {"heldout": spec.heldout, "seed": spec.split_seed, "limit": spec.limit}),
             "sampler": {"name": spec.sampler, "seed": spec.seed, **spec.sampler_options},
             "pruner": {"name": spec.pruner, **spec.pruner_options}, "trials": spec.trials}

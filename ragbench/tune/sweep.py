@@ -26,7 +26,7 @@ import pandas as pd
 from ..config import RagbenchConfig, config_hash
 from ..errors import ConfigError, DataError, StoreError, require_extra
 from ..provenance import code_hash
-from .objectives import Objective, make_objective, split_units
+from .objectives import Objective, make_objective, split_by_sets, split_units
 from .space import TuneSpec, spec_to_dict
 from .storage import WorkerSlot, is_rdb, journal_path, open_storage, process_alive, process_id, quiet_experimental
 
@@ -74,7 +74,14 @@ def prepare(spec: TuneSpec) -> Prepared:
     check_stages(spec)
     objective = make_objective(spec.dataset, spec.objective, spec.options)
     metrics = [objective.check_measure(m) for m in spec.metric_names]
-    tune, held = split_units(objective.units(), spec.heldout, spec.split_seed, spec.limit)
+    if spec.heldout_sets:
+        set_of = getattr(objective, "set_of", None)
+        if set_of is None:
+            raise ConfigError("split.heldout_sets holds out whole golden sets, but the dataset is a single one. Fix: "
+                              "dataset: golden:<DIR>,<DIR>,… with objective: answers, or split: {heldout: 0.3}.")
+        tune, held = split_by_sets(objective.units(), spec.heldout_sets, set_of)
+    else:
+        tune, held = split_units(objective.units(), spec.heldout, spec.split_seed, spec.limit)
     extra = [objective.check_measure(m) for m in getattr(objective, "report_measures", ())]
     return Prepared(spec, objective, metrics, tune, held, list(dict.fromkeys(metrics + extra)))
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...errors import ConfigError
-from .answers import AnswersObjective
+from .answers import AnswersObjective, GoldenSetsAnswersObjective
 from .base import (
     COLUMNS,
     OBJECTIVES,
@@ -44,6 +44,7 @@ from .base import (
     embedder_for,
     parse_dataset,
     register_objective,
+    split_by_sets,
     split_units,
 )
 from .dcs import DcsThreadsObjective
@@ -55,9 +56,9 @@ from .retrieval import RetrievalObjective
 #: The objective of a dataset kind when the experiment names none (golden also has ``answers``).
 DEFAULTS = {"golden": "retrieval", "beir": "retrieval"}
 
-__all__ = ["AnswersObjective", "COLUMNS", "LocomoDcsObjective", "OBJECTIVES", "DatasetRef", "QaObjective",
-           "DcsThreadsObjective", "EeragObjective", "Objective", "RetrievalObjective", "embedder_for",
-           "make_objective", "parse_dataset", "register_objective", "split_units"]
+__all__ = ["AnswersObjective", "GoldenSetsAnswersObjective", "COLUMNS", "LocomoDcsObjective", "OBJECTIVES",
+           "DatasetRef", "QaObjective", "DcsThreadsObjective", "EeragObjective", "Objective", "RetrievalObjective",
+           "embedder_for", "make_objective", "parse_dataset", "register_objective", "split_by_sets", "split_units"]
 
 
 def make_objective(dataset: str, name: str | None = None, options: Mapping[str, Any] | None = None) -> Objective:
@@ -73,5 +74,9 @@ def make_objective(dataset: str, name: str | None = None, options: Mapping[str, 
     entry = OBJECTIVES[name]
     if ds.kind not in entry.kinds:
         raise ConfigError(f"objective {name!r} takes datasets of kind {', '.join(entry.kinds)}, not {ds.kind!r}.")
+    if ds.paths and not entry.several_sets:
+        several = sorted(n for n, e in OBJECTIVES.items() if e.several_sets)
+        raise ConfigError(f"objective {name!r} takes one golden folder, not {len(ds.paths)}. Fix: give one folder, "
+                          f"or use an objective that pools several ({', '.join(several)}).")
     check_options(name, entry, options or {})
     return entry.factory(ds, dict(options or {}))

@@ -68,10 +68,56 @@ class AnswersObjective(Objective):
         return per[per["measure"].isin(set(measures))].reset_index(drop=True)
 
 
-@register_objective("answers", kinds=("golden",), options=("model",))
+class GoldenSetsAnswersObjective(Objective):
+    """The ``answers`` objective over several golden sets (``dataset: golden:A,B,…``): a unit is ``<set>/<qid>``
+    (the set named by its folder, as ``ragbench eval golden --data A B …`` names it), each set answered by its own
+    :class:`AnswersObjective` over its own store. With ``split: {heldout_sets: [name, …]}`` whole sets are held out:
+    the configuration is chosen on some organisations and reported on others."""
+
+    name = "answers"
+    incremental = False
+    MEASURES = AnswersObjective.MEASURES
+    report_measures = MEASURES
+
+    def __init__(self, parts: Mapping[str, AnswersObjective]) -> None:
+        self.parts = dict(parts)
+        self.data_hash = config_hash({name: part.data_hash for name, part in self.parts.items()})
+
+    @staticmethod
+    def set_of(unit: str) -> str:
+        return str(unit).split("/", 1)[0]
+
+    def units(self) -> list[str]:
+        return sorted(f"{name}/{qid}" for name, part in self.parts.items() for qid in part.units())
+
+    def check_measure(self, measure: str) -> str:
+        return next(iter(self.parts.values())).check_measure(measure)
+
+    def model_sha256(self, cfg: RagbenchConfig) -> str | None:
+        return next(iter(self.parts.values())).model_sha256(cfg)
+
+    def __call__(self, cfg: RagbenchConfig, units: Sequence[str], measures: Sequence[str]) -> pd.DataFrame:
+        by_set: dict[str, list[str]] = {}
+        for unit in units:
+            name, _, qid = str(unit).partition("/")
+            if name not in self.parts or not qid:
+                raise ConfigError(f"unit {unit!r} names no golden set of this dataset ({', '.join(self.parts)}).")
+            by_set.setdefault(name, []).append(qid)
+        frames = [self.parts[name](cfg, qids, measures).assign(qid=lambda d, n=name: n + "/" + d["qid"].astype(str))
+                  for name, qids in by_set.items()]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+
+
+@register_objective("answers", kinds=("golden",), options=("model",), several_sets=True)
 def _answers(ds: DatasetRef, options: Mapping[str, Any]) -> Objective:
     from ...eval.golden import DEFAULT_FOLDER, load_golden
 
-    golden = load_golden(_require(ds.path, "golden folder") if ds.path is not None else DEFAULT_FOLDER)
     model = options.get("model")
-    return AnswersObjective(golden, str(model) if model else None)
+    chat = str(model) if model else None
+    if len(ds.paths) > 1:
+        from ...eval.golden_sets import set_names
+
+        return GoldenSetsAnswersObjective({name: AnswersObjective(load_golden(_require(path, "golden folder")), chat)
+                                           for name, path in zip(set_names(ds.paths), ds.paths, strict=True)})
+    golden = load_golden(_require(ds.path, "golden folder") if ds.path is not None else DEFAULT_FOLDER)
+    return AnswersObjective(golden, chat)

@@ -18,24 +18,34 @@ COLUMNS = ["qid", "measure", "value"]
 
 @dataclass(frozen=True)
 class DatasetRef:
-    """``kind`` golden | beir | eerag | dcs-threads, with its path and (BEIR) split."""
+    """``kind`` golden | beir | eerag | dcs-threads, with its path and (BEIR) split; ``paths`` every folder of a
+    dataset of several golden sets (``golden:A,B,…``; ``path`` is then the first)."""
 
     kind: str
     path: Path | None = None
     split: str | None = None
+    paths: tuple[Path, ...] = ()
 
     def __str__(self) -> str:
         if self.kind == "beir":
             return f"beir:{self.path}:{self.split}"
+        if len(self.paths) > 1:
+            return f"{self.kind}:" + ",".join(map(str, self.paths))
         return self.kind + (f":{self.path}" if self.path is not None else "")
 
 
 def parse_dataset(text: str) -> DatasetRef:
-    """``golden`` | ``golden:<DIR>`` | ``beir:<DIR>:<split>`` | ``eerag:<FILE>`` | ``dcs-threads:<FILE>``."""
+    """``golden`` | ``golden:<DIR>`` | ``golden:<DIR>,<DIR>,…`` (several golden sets) | ``beir:<DIR>:<split>`` |
+    ``eerag:<FILE>`` | ``dcs-threads:<FILE>``."""
     kind, _, rest = str(text).strip().partition(":")
     kind = kind.lower()
     if kind == "golden":
-        return DatasetRef("golden", Path(rest).expanduser() if rest else None)
+        folders = [f.strip() for f in rest.split(",")] if rest else []
+        if any(not f for f in folders):
+            raise ConfigError(f"dataset {text!r}: an empty golden folder in the list. Fix: golden:<DIR>,<DIR>,… "
+                              "with no empty entries.")
+        paths = tuple(Path(f).expanduser() for f in folders)
+        return DatasetRef("golden", paths[0] if paths else None, paths=paths if len(paths) > 1 else ())
     if kind == "beir":
         folder, sep, split = rest.rpartition(":")
         if not sep or not folder or not split:
@@ -64,6 +74,25 @@ def split_units(units: Sequence[str], heldout: float, seed: int,
                         "Fix: use a larger dataset or a smaller split.heldout.")
     held = sorted(perm[:n_held])
     return sorted(perm[n_held:]), held
+
+
+def split_by_sets(units: Sequence[str], heldout_sets: Sequence[str],
+                  set_of: Callable[[str], str]) -> tuple[list[str], list[str]]:
+    """(tuning, held-out) partition of ``units`` by the set each belongs to (``set_of``): the units of
+    ``heldout_sets`` are held out whole, so that what is chosen on some organisations is reported on another. Each
+    part keeps the sorted order; a named set that has no units, or no set left to tune on, is an error."""
+    uniq = sorted(set(map(str, units)))
+    present = sorted({set_of(u) for u in uniq})
+    unknown = [s for s in heldout_sets if s not in present]
+    if unknown:
+        raise ConfigError(f"split.heldout_sets names {', '.join(map(repr, unknown))}, which the dataset does not "
+                          f"have. Fix: use the sets' folder names: {', '.join(present)}.")
+    held = [u for u in uniq if set_of(u) in set(heldout_sets)]
+    tune = [u for u in uniq if set_of(u) not in set(heldout_sets)]
+    if not tune:
+        raise ConfigError("split.heldout_sets holds out every set, leaving nothing to tune on. Fix: hold out fewer "
+                          "sets, or add sets to the dataset.")
+    return tune, held
 
 
 class Objective(ABC):
@@ -106,16 +135,19 @@ class _Entry:
     factory: Callable[[DatasetRef, Mapping[str, Any]], Objective]
     kinds: tuple[str, ...]
     options: tuple[str, ...] = ()
+    several_sets: bool = False
 
 
 OBJECTIVES: dict[str, _Entry] = {}
 
 
-def register_objective(name: str, kinds: Sequence[str], options: Sequence[str] = ()) -> Callable:
+def register_objective(name: str, kinds: Sequence[str], options: Sequence[str] = (),
+                       several_sets: bool = False) -> Callable:
     """Decorator: register ``factory(dataset, options) → Objective`` for the dataset kinds it accepts; ``options``
-    names the keys of an experiment's ``options:`` it reads (any other key is refused as a typo)."""
+    names the keys of an experiment's ``options:`` it reads (any other key is refused as a typo); ``several_sets``:
+    it also takes a dataset of several golden folders (``golden:A,B,…``), whose units it names ``<set>/<qid>``."""
     def deco(factory: Callable[[DatasetRef, Mapping[str, Any]], Objective]) -> Callable:
-        OBJECTIVES[name] = _Entry(factory, tuple(kinds), tuple(options))
+        OBJECTIVES[name] = _Entry(factory, tuple(kinds), tuple(options), several_sets)
         return factory
     return deco
 
