@@ -110,25 +110,22 @@ def run_golden_sets(folders: Sequence[str | Path], modes: Sequence[str] = DEFAUL
     """Evaluate every golden folder of ``folders`` as :func:`~ragbench.eval.golden_run.run_golden` would, then pool
     them (module doc). The options mean what they mean there; ``out`` is the parent run folder (default
     ``runs/golden-sets/<timestamp>``)."""
+    from ..retrieval.embedding import make_embedder
+    from ..retrieval.retriever import needs_embedder
+    from .golden import load_golden
     from .golden_run import run_golden
 
     cfg = cfg or RagbenchConfig()
     if len(folders) < 2:
         raise ConfigError("eval golden: pooling needs at least two golden folders. Fix: pass several --data "
                           "folders, or one for a single-set run.")
-    names = set_names(folders)
-    from .golden import load_golden
-
-    for folder in folders:  # every folder is checked before any is scored: a bad last one writes nothing
-        load_golden(folder)
     if not modes:
         raise ConfigError("eval golden: no retrieval modes given. Fix: e.g. --retriever bm25,dense,lsh,hybrid.")
-    if embedder is None:
-        from ..retrieval.embedding import make_embedder
-        from ..retrieval.retriever import needs_embedder
-
-        if answers or any(needs_embedder(m) for m in modes):
-            embedder = make_embedder(cfg.embedding)  # loaded once, not once per set
+    names = set_names(folders)
+    for folder in folders:  # every folder is checked before any is scored: a bad last one writes nothing
+        load_golden(folder)
+    if embedder is None and (answers or any(needs_embedder(m) for m in modes)):
+        embedder = make_embedder(cfg.embedding)  # loaded once, not once per set
     run_dir = Path(out) if out is not None else default_run_dir("golden-sets")
     sets: dict[str, GoldenEval] = {}
     for name, folder in zip(names, folders, strict=True):
@@ -147,7 +144,7 @@ def run_golden_sets(folders: Sequence[str | Path], modes: Sequence[str] = DEFAUL
     result = ExperimentResult(aggregate, per_query, per_slice, significance, meta=meta, save_dir=run_dir)
     pooled = PooledEval(sets, result, per_set_table(sets), pool_decisions(sets), run_dir)
     save_pooled(pooled, k)
-    return record_pooled(pooled, cfg, [f for f in folders], experiment_name, log_mlflow, tracking_timeout)
+    return record_pooled(pooled, cfg, list(folders), experiment_name, log_mlflow, tracking_timeout)
 
 
 def save_pooled(pooled: PooledEval, k: int) -> None:
