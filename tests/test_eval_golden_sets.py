@@ -114,7 +114,7 @@ def test_set_names_keep_apart_folders_that_share_a_name(tmp_path):
     (tmp_path / "b" / "golden").mkdir(parents=True)
     assert set_names([tmp_path / "a" / "golden", tmp_path / "b" / "golden", DATA / "golden_tarnwell"]) == [
         "golden", "golden-2", "golden_tarnwell"]
-    with pytest.raises(ConfigError, match="given twice"):
+    with pytest.raises(ConfigError, match="listed twice"):
         set_names([tmp_path / "a" / "golden", tmp_path / "a" / ".." / "a" / "golden"])
 
 
@@ -122,7 +122,7 @@ def test_a_folder_given_twice_fails_before_anything_is_written(tmp_path, capsys)
     out = tmp_path / "run"
     code = cli.main(["eval", "golden", "--no-mlflow", "--out", str(out), "--data", SETS[0], SETS[0]] + FAST)
     assert code == 2
-    assert "is given twice" in capsys.readouterr().err
+    assert "is listed twice" in capsys.readouterr().err
     assert not out.exists()
 
 

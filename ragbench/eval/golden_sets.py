@@ -61,8 +61,8 @@ def set_names(folders: Sequence[str | Path]) -> list[str]:
     for folder in folders:
         resolved = Path(folder).resolve()
         if resolved in seen:
-            raise ConfigError(f"eval golden: the golden folder {folder} is given twice; pooling it would count its "
-                              "questions twice. Fix: pass each --data folder once.")
+            raise ConfigError(f"the golden folder {folder} is listed twice; pooling it would count its questions "
+                              "twice. Fix: list each golden folder once.")
         base = Path(folder).name or "golden"
         name, n = base, 1
         while name in names:

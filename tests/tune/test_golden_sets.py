@@ -46,6 +46,8 @@ def test_a_dataset_of_several_golden_folders():
     # Only an objective that pools sets takes several; the retrieval one would silently read the first alone.
     with pytest.raises(ConfigError, match="takes one golden folder, not 2.*answers"):
         make_objective(f"golden:{GOLDEN},{TARNWELL}", "retrieval")
+    with pytest.raises(ConfigError, match="listed twice"):
+        make_objective(f"golden:{GOLDEN},{GOLDEN}", "answers")
 
 
 def test_split_by_sets_holds_out_whole_sets():
