@@ -28,7 +28,8 @@ def pooled_run(tmp_path_factory):
     records = {}
     with pytest.MonkeyPatch.context() as mp:
         isolate(tmp_path_factory, mp)
-        for key, args in (("pooled", ["--data", *SETS, "--out", str(out / "both")]),
+        for key, args in (("pooled", ["--data", *SETS, "--out", str(out / "both"),
+                                      "--require", "answer.RefusalAccuracy>=0"]),
                           ("golden", ["--data", SETS[0], "--out", str(out / "golden"), "--no-mlflow"]),
                           ("golden_tarnwell", ["--data", SETS[1], "--out", str(out / "tarnwell"), "--no-mlflow"])):
             buf = io.StringIO()
@@ -68,6 +69,15 @@ def test_pooled_measures_weigh_every_question_the_same(pooled_run):
         parts = [records[name]["decisions"]["answer"].get(rule, {}) for name in n]
         assert counts == {c: sum(p.get(c, 0) for p in parts) for c in counts}, rule
     assert sum(c["n"] for c in pooled["decisions"]["answer"].values()) == 170
+
+
+def test_requirements_are_checked_on_every_set_and_on_the_pool(pooled_run):
+    _, records = pooled_run
+    rows = records["pooled"]["requirements"]
+    assert [(r["scope"], r["met"]) for r in rows] == [("golden", True), ("golden_tarnwell", True), ("pooled", True)]
+    assert [r["value"] for r in rows] == [records["golden"]["systems"]["answer"]["RefusalAccuracy"],
+                                          records["golden_tarnwell"]["systems"]["answer"]["RefusalAccuracy"],
+                                          records["pooled"]["systems"]["answer"]["RefusalAccuracy"]]
 
 
 def test_the_run_folder_holds_each_set_and_the_pooled_tables(pooled_run):

@@ -13,6 +13,7 @@ If MLflow cannot be reached the results are still saved and printed, and the exi
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ._common import (Output, add_common_options, add_k_option, add_model_option, add_retriever_option, load_cfg,
@@ -41,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rescue", default=None, metavar="MODEL",
                    help="also score 'answer-rescue-<model>': the default text check, with this local model (llama) "
                         "reading only the answers it refused on coverage and similarity, the rescue profile")
+    p.add_argument("--require", action="append", default=[], metavar="SYSTEM[.SLICE].MEASURE>=VALUE",
+                   help="a bound on a measure, checked on every set and on the pool; the command exits 1 when one "
+                        "is not met (repeatable; e.g. answer.RefusalAccuracy>=0.9, "
+                        "answer.refuse-acl.RefusalAccuracy>=0.9, answer.LeakedDocs<=0)")
     add_common_options(p)
     p.set_defaults(func=main)
 
@@ -49,8 +54,12 @@ def main(args: argparse.Namespace) -> int:
     from ..eval.golden_run import report, run_golden, summary_json
     from ..eval.golden_sets import pooled_json, pooled_report, run_golden_sets
 
+    from ..eval.requirements import check, parse_requirement
+    from ..eval.requirements import report as requirements_report
+
     out = Output(args)
     cfg = load_cfg(args)
+    requirements = [parse_requirement(r) for r in args.require]  # a malformed one fails before anything runs
     options: dict[str, Any] = dict(log_mlflow=not args.no_mlflow, show_progress=show_progress(args),
                                    answers=not args.no_answers,
                                    models=[args.model] if args.model and args.model != "extractive" else [],
@@ -61,12 +70,22 @@ def main(args: argparse.Namespace) -> int:
         pooled = run_golden_sets(folders, args.retriever, args.k, args.seed, args.out, cfg, **options)
         out.text(pooled_report(pooled))
         error, record = pooled.tracking_error, pooled_json(pooled)
+        scopes = {**record["sets"], "pooled": record}
     else:
         ev = run_golden(folders[0] if folders else None, args.retriever, args.k, args.seed, args.out, cfg,
                         **options)
         out.text(report(ev))
         error, record = ev.tracking_error, summary_json(ev)
+        scopes = {Path(ev.params["eval"]["data"]).name: record}
+    unmet = 0
+    if requirements:
+        rows = check(requirements, scopes)
+        out.text(requirements_report(rows))
+        record = {**record, "requirements": rows}
+        unmet = sum(not r["met"] for r in rows)
     if error:
         out.error(error)
+    if unmet:
+        out.error(f"{unmet} requirement check(s) not met (listed under Requirements)")
     out.json(record)
-    return 1 if error else 0
+    return 1 if error or unmet else 0
