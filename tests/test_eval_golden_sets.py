@@ -24,6 +24,7 @@ def pooled_run(tmp_path_factory):
     import contextlib
     import io
 
+    extra("matplotlib", "track")  # eval golden draws its result chart (the track extra)
     out = tmp_path_factory.mktemp("pooled")
     records = {}
     with pytest.MonkeyPatch.context() as mp:

@@ -5,6 +5,7 @@ import json
 import math
 
 import pytest
+from conftest import extra
 
 from ragbench import cli
 from ragbench.errors import ConfigError
@@ -47,6 +48,7 @@ def test_check_each_scope_and_bound():
 
 
 def test_unmet_requirement_exits_1_and_is_in_the_json(tmp_path, capsys):
+    extra("matplotlib", "track")  # eval golden draws its result chart (the track extra)
     code = cli.main(["eval", "golden", "--json", "--out", str(tmp_path / "r1"), "--require", "bm25.nDCG@5>=0",
                      "--require", "bm25.direct.nDCG@5>1.01"] + FAST)
     captured = capsys.readouterr()
