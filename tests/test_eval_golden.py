@@ -174,3 +174,39 @@ def test_counts_are_drawn_apart_from_rates(tmp_path):
     path = bar_chart(agg, tmp_path / "m.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert bar_chart(agg, tmp_path / "again.png").read_bytes() == path.read_bytes()  # same numbers, same bytes
+
+
+def test_each_answer_system_is_tested_against_answer(tmp_path, capsys, monkeypatch):
+    """With a second answer system beside ``answer``, the run pairs it with ``answer`` question by question: here one
+    that refuses everything, whose refusal accuracy is the share of questions to refuse."""
+    pytest.importorskip("matplotlib")
+    import pandas as pd
+
+    from ragbench.eval.golden import load_golden
+
+    golden = load_golden()
+
+    def answer_systems(golden_, cfg, retrievers, models=(), judges=(), rescues=()):
+        def answering(queries):
+            return [{"qid": qid, "refused": False, "citations": [], "answer": "No idea."} for qid in queries["qid"]]
+
+        def refusing(queries):
+            return [{"qid": qid, "refused": True, "citations": [], "answer": ""} for qid in queries["qid"]]
+        return {"answer": answering, "answer-refuses": refusing}
+
+    monkeypatch.setattr(golden_run, "answer_systems", answer_systems)
+    out = tmp_path / "run"
+    code = cli.main(["eval", "golden", "--no-mlflow", "--retriever", "bm25", "--out", str(out)] + FAST)
+    printed = capsys.readouterr().out
+    assert code == 0
+    sig = pd.read_csv(out / "significance.csv")
+    row = sig[(sig.baseline == "answer") & (sig.system == "answer-refuses") & (sig.slice == "all")
+              & (sig.measure == "RefusalAccuracy")].iloc[0]
+    n_refuse = sum(q.should_refuse for q in golden.questions)
+    n = len(golden.questions)
+    assert (row["n"], row["mean"], row["baseline_mean"]) == (n, pytest.approx(n_refuse / n),
+                                                             pytest.approx((n - n_refuse) / n))
+    assert (row["wins"], row["losses"], row["ties"]) == (n_refuse, n - n_refuse, 0)
+    assert "Answers: each answer system against answer" in printed
+    # The retrieval baselines' own comparisons are unchanged: bm25 is the only one here, with no other retriever.
+    assert set(sig["baseline"]) == {"answer"}

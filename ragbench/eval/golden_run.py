@@ -3,9 +3,10 @@ scored, compared, saved, plotted and logged (``ragbench eval golden`` and notebo
 
 Steps: load the golden set → chunk its documents → index one retriever per mode (one shared embedder) →
 :func:`ragbench.eval.harness.experiment` with each question asked as its principal, slices = question tags,
-baselines bm25 and dense → save the run folder (default ``runs/golden/<timestamp>``) with a bar chart and what
-decided each answer (``decisions.csv``, :mod:`ragbench.eval.decisions`) → log one MLflow run
-(:func:`ragbench.tracking.record_run`). :func:`report` renders the tables the command prints.
+baselines bm25 and dense (and ``answer``, when another answer system is scored beside it) → save the run folder
+(default ``runs/golden/<timestamp>``) with a bar chart and what decided each answer (``decisions.csv``,
+:mod:`ragbench.eval.decisions`) → log one MLflow run (:func:`ragbench.tracking.record_run`). :func:`report` renders
+the tables the command prints.
 """
 from __future__ import annotations
 
@@ -49,6 +50,19 @@ class GoldenEval:
     #: be logged after the fact (:func:`record_golden`; a multi-set evaluation logs its sets under one parent run).
     params: Any = None
     data_hash: str | None = None
+
+
+#: The answer measures each answer system is compared on against ``answer`` (paired over the questions).
+ANSWER_COMPARED = ("RefusalAccuracy", "HandledRight", "FactInAnswer", "CitationPrecision", "AnyCorrectCitation")
+
+
+def golden_baselines(systems: Sequence[str]) -> list[str]:
+    """The systems the others are tested against: bm25 and dense where scored, and the default answer system
+    ``answer`` when another answer system (``answer-<model>``, a judge or rescue profile) is scored beside it."""
+    out = [b for b in ("bm25", "dense") if b in systems]
+    if "answer" in systems and any(str(s).startswith("answer-") for s in systems):
+        out.append("answer")
+    return out
 
 
 def build_retrievers(golden: Any, cfg: RagbenchConfig, modes: Sequence[str], embedder: Any = None,
@@ -128,7 +142,7 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
     systems: dict[str, Any] = dict(retrievers)
     extra = answer_systems(golden, cfg, retrievers, models, judges, rescues) if answers else {}
     systems.update(extra)
-    baselines = [b for b in ("bm25", "dense") if b in retrievers]
+    baselines = golden_baselines([*retrievers, *extra])
     run_dir = Path(out) if out is not None else default_run_dir("golden")
     result = experiment(
         systems, golden.queries_df(), golden.qrels_df(), measures(k), baseline=baselines or None,
@@ -234,6 +248,13 @@ def tables_text(aggregate: Any, per_slice: Any, sig: Any, table: Any, scope: str
                 "permutation_p", "p_corrected", "ci_low", "ci_high", "wins", "ties", "losses"]
         lines += [f"{scope}Significance on the {FOCUS_SLICE} slice: hybrid vs baselines (p_corrected = Holm over "
                   "the slice's family)", _fmt(focus[cols].reset_index(drop=True)), ""]
+    versus = sig[(sig["baseline"] == "answer") & (sig["slice"] == "all") & sig["measure"].isin(ANSWER_COMPARED)] \
+        if len(sig) else sig
+    if len(versus):
+        cols = ["system", "measure", "n", "mean", "baseline_mean", "mean_diff", "permutation_p", "p_corrected", "wins",
+                "ties", "losses"]
+        lines += [f"{scope}Answers: each answer system against answer, paired over the questions both score "
+                  "(p_corrected = Holm over the family)", _fmt(versus[cols].reset_index(drop=True)), ""]
     if table is not None and len(table):
         lines.append(f"{scope}Answers: what decided each question (questions per rule and outcome; right = refused "
                      "when it should be + answered with the fact)")

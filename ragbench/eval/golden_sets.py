@@ -27,8 +27,8 @@ import pandas as pd
 from ..config import RagbenchConfig
 from ..errors import ConfigError
 from .decisions import COLUMNS, decisions_json
-from .golden_run import (DEFAULT_MODES, EXPERIMENT, GoldenEval, default_run_dir, record_golden, result_metrics,
-                         run_footer, slices_json, summary_json, tables_text)
+from .golden_run import (DEFAULT_MODES, EXPERIMENT, GoldenEval, default_run_dir, golden_baselines, record_golden,
+                         result_metrics, run_footer, slices_json, summary_json, tables_text)
 from .harness import ExperimentResult, summarise, write_atomic
 from .plots import bar_chart
 
@@ -134,7 +134,7 @@ def run_golden_sets(folders: Sequence[str | Path], modes: Sequence[str] = DEFAUL
                                 answers=answers, models=models, judges=judges, rescues=rescues)
     first = next(iter(sets.values()))
     systems = [str(s) for s in first.result.aggregate.index]
-    baselines = [b for b in ("bm25", "dense") if b in systems]
+    baselines = golden_baselines(systems)
     per_query = pool_per_query(sets)
     aggregate, per_slice, significance = summarise(per_query, systems, baselines, seed)
     meta = {"sets": {name: {"folder": str(Path(f)), "data_hash": ev.data_hash, "run_dir": str(ev.run_dir),
