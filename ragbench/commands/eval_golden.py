@@ -53,7 +53,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     from ..eval.golden_run import report, run_golden, summary_json
     from ..eval.golden_sets import pooled_json, pooled_report, run_golden_sets
-
     from ..eval.requirements import check, parse_requirement
     from ..eval.requirements import report as requirements_report
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import RagbenchConfig
 from ..errors import ConfigError
@@ -23,6 +23,9 @@ from .decisions import decisions, decisions_json
 from .harness import ExperimentResult, experiment
 from .metrics import AnswerGold
 from .plots import bar_chart
+
+if TYPE_CHECKING:
+    from .golden import GoldenSet
 
 DEFAULT_MODES = ("bm25", "dense", "lsh", "hybrid")
 EXPERIMENT = "ragbench-golden"
@@ -118,15 +121,16 @@ def result_metrics(result: ExperimentResult) -> dict[str, float]:
     return metrics
 
 
-def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MODES, k: int = 5, seed: int = 0,
-               out: str | Path | None = None, cfg: RagbenchConfig | None = None, log_mlflow: bool = True,
-               experiment_name: str = EXPERIMENT, tracking_timeout: float | None = 10,
+def run_golden(data: str | Path | GoldenSet | None = None, modes: Sequence[str] = DEFAULT_MODES, k: int = 5,
+               seed: int = 0, out: str | Path | None = None, cfg: RagbenchConfig | None = None,
+               log_mlflow: bool = True, experiment_name: str = EXPERIMENT, tracking_timeout: float | None = 10,
                embedder: Any = None, show_progress: bool = False, answers: bool = True,
                models: Sequence[str] = (), judges: Sequence[str] = (), rescues: Sequence[str] = ()) -> GoldenEval:
-    """The whole golden evaluation (module doc); ``answers=False`` scores retrieval only; ``models`` adds an
-    ``answer-<model>`` system per chat model, ``judges`` an ``answer-judge-<judge>`` system per judge (the judge
-    profile) and ``rescues`` an ``answer-rescue-<model>`` system per rescue judge, next to the default ``answer``."""
-    from .golden import DEFAULT_FOLDER, load_golden
+    """The whole golden evaluation (module doc) of the golden folder ``data`` (or a set already loaded from one);
+    ``answers=False`` scores retrieval only; ``models`` adds an ``answer-<model>`` system per chat model, ``judges``
+    an ``answer-judge-<judge>`` system per judge (the judge profile) and ``rescues`` an ``answer-rescue-<model>``
+    system per rescue judge, next to the default ``answer``."""
+    from .golden import DEFAULT_FOLDER, GoldenSet, load_golden
 
     cfg = cfg or RagbenchConfig()
     if not modes:
@@ -137,7 +141,7 @@ def run_golden(data: str | Path | None = None, modes: Sequence[str] = DEFAULT_MO
         # A misspelt or missing model fails now, not after the retrievers and the other systems have run.
         for name in (*models, *judges, *rescues):
             check_chat_model(name)
-    golden = load_golden(data or DEFAULT_FOLDER)
+    golden = data if isinstance(data, GoldenSet) else load_golden(data or DEFAULT_FOLDER)
     retrievers = build_retrievers(golden, cfg, modes, embedder, show_progress)
     systems: dict[str, Any] = dict(retrievers)
     extra = answer_systems(golden, cfg, retrievers, models, judges, rescues) if answers else {}
@@ -277,9 +281,16 @@ def summary_json(ev: GoldenEval) -> dict[str, Any]:
     """The ``--json`` record: each system lists the measures that apply to it (retrieval or answer measures);
     ``slices`` the same per question tag; ``decisions`` (with an answer system) what decided its answers,
     ``{system: {decided_by: {outcome: count}}}`` (:mod:`ragbench.eval.decisions`)."""
+    return {**tables_json(ev.result.aggregate, ev.result.per_slice, ev.decisions),
+            "mlflow_run_id": ev.mlflow_run_id, "run_dir": str(ev.run_dir)}
+
+
+def tables_json(aggregate: Any, per_slice: Any, table: Any) -> dict[str, Any]:
+    """``systems`` (the measures that apply to each), ``slices`` and, with an answer system, ``decisions`` of an
+    evaluation's tables: the part of the ``--json`` record a single-set and a pooled run share."""
     systems = {str(s): {m: float(v) for m, v in row.items() if not math.isnan(float(v))}
-               for s, row in ev.result.aggregate.iterrows()}
-    out: dict[str, Any] = {"systems": systems, "slices": slices_json(ev.result.per_slice)}
-    if ev.decisions is not None and len(ev.decisions):
-        out["decisions"] = decisions_json(ev.decisions)
-    return {**out, "mlflow_run_id": ev.mlflow_run_id, "run_dir": str(ev.run_dir)}
+               for s, row in aggregate.iterrows()}
+    out: dict[str, Any] = {"systems": systems, "slices": slices_json(per_slice)}
+    if table is not None and len(table):
+        out["decisions"] = decisions_json(table)
+    return out

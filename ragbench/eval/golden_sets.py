@@ -26,9 +26,9 @@ import pandas as pd
 
 from ..config import RagbenchConfig
 from ..errors import ConfigError
-from .decisions import COLUMNS, decisions_json
+from .decisions import COLUMNS
 from .golden_run import (DEFAULT_MODES, EXPERIMENT, GoldenEval, default_run_dir, golden_baselines, record_golden,
-                         result_metrics, run_footer, slices_json, summary_json, tables_text)
+                         result_metrics, run_footer, summary_json, tables_json, tables_text)
 from .harness import ExperimentResult, summarise, write_atomic
 from .plots import bar_chart
 
@@ -122,14 +122,14 @@ def run_golden_sets(folders: Sequence[str | Path], modes: Sequence[str] = DEFAUL
     if not modes:
         raise ConfigError("eval golden: no retrieval modes given. Fix: e.g. --retriever bm25,dense,lsh,hybrid.")
     names = set_names(folders)
-    for folder in folders:  # every folder is checked before any is scored: a bad last one writes nothing
-        load_golden(folder)
+    # Every folder is loaded (and so checked) before any is scored: a bad last one writes nothing.
+    goldens = [load_golden(folder) for folder in folders]
     if embedder is None and (answers or any(needs_embedder(m) for m in modes)):
         embedder = make_embedder(cfg.embedding)  # loaded once, not once per set
     run_dir = Path(out) if out is not None else default_run_dir("golden-sets")
     sets: dict[str, GoldenEval] = {}
-    for name, folder in zip(names, folders, strict=True):
-        sets[name] = run_golden(folder, modes, k, seed, run_dir / name, cfg, log_mlflow=False,
+    for name, golden in zip(names, goldens, strict=True):
+        sets[name] = run_golden(golden, modes, k, seed, run_dir / name, cfg, log_mlflow=False,
                                 experiment_name=experiment_name, embedder=embedder, show_progress=show_progress,
                                 answers=answers, models=models, judges=judges, rescues=rescues)
     first = next(iter(sets.values()))
@@ -229,10 +229,6 @@ def pooled_json(pooled: PooledEval) -> dict[str, Any]:
     """The ``--json`` record: the pooled ``systems``, ``slices`` and ``decisions`` under the keys of a single-set
     run, ``questions`` (pooled count), and ``sets``: each set's own record (:func:`summary_json`)."""
     res = pooled.result
-    systems = {str(s): {m: float(v) for m, v in row.items() if pd.notna(v)} for s, row in res.aggregate.iterrows()}
-    out: dict[str, Any] = {"systems": systems, "slices": slices_json(res.per_slice),
-                           "questions": res.meta["questions"]}
-    if len(pooled.decisions):
-        out["decisions"] = decisions_json(pooled.decisions)
-    out["sets"] = {name: summary_json(ev) for name, ev in pooled.sets.items()}
-    return {**out, "mlflow_run_id": pooled.mlflow_run_id, "run_dir": str(pooled.run_dir)}
+    return {**tables_json(res.aggregate, res.per_slice, pooled.decisions), "questions": res.meta["questions"],
+            "sets": {name: summary_json(ev) for name, ev in pooled.sets.items()},
+            "mlflow_run_id": pooled.mlflow_run_id, "run_dir": str(pooled.run_dir)}
