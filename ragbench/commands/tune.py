@@ -10,7 +10,13 @@ and ``--model`` (= ``llm.model``, the chat model of answer and LLM-elector objec
 is one JSON line with the keys best_params, tune_score, heldout_score, baseline_heldout_score, p_value, trials,
 tuned_path, promoted and mlflow_run_id. Exit status 1 when a trial failed or MLflow could not be written (the study
 and its results are kept; the message says where), 2 on bad input (the experiment file is checked — fields, ranges,
-sampler and pruner options — before the first trial)."""
+sampler and pruner options — before the first trial).
+
+An experiment with ``split: {folds: K}`` or ``{folds: sets}`` is a nested cross-validation
+(:mod:`ragbench.tune.crossval`): one study per fold, each fold's choice confirmed on its own units, the held-out
+values of all folds pooled against the base in one paired test. It prints a row per fold and the pooled line;
+``--json`` gives the keys crossval, metric, heldout_score, baseline_heldout_score, p_value, n, wins, ties, losses,
+folds, results and mlflow_run_id; ``--promote`` does not apply."""
 from __future__ import annotations
 
 import argparse
@@ -64,6 +70,12 @@ def run(args: argparse.Namespace) -> int:
     spec = replace(spec, base=_base(args, spec))
     if args.force and not args.promote:
         raise ConfigError("--force only applies with --promote. Fix: add --promote (or drop --force).")
+    if spec.folds is not None:
+        if args.promote:
+            raise ConfigError(f"{args.experiment} is a cross-validation (split.folds): it estimates how well the "
+                              "tuning does on data it did not choose on, and has no one config to promote. Fix: "
+                              "promote from the same experiment without split.folds.")
+        return _crossval(args, spec, out)
     res = run_study(spec, trials=args.trials, workers=args.workers, storage=args.storage, track=not args.no_mlflow,
                     show_progress=show_progress(args) and args.workers == 1, promote_result=args.promote,
                     force=args.force)
@@ -90,5 +102,37 @@ def run(args: argparse.Namespace) -> int:
     failed = res.states.get("FAIL", 0)
     if failed:
         out.error(f"{failed} trial(s) failed; their errors are in the 'error' column of {res.study_dir}/trials.csv.")
+    out.json(res.json_line())
+    return EXIT_FAILURES if res.tracking_error or failed else EXIT_OK
+
+
+def _crossval(args: argparse.Namespace, spec: Any, out: Output) -> int:
+    from ..errors import EXIT_FAILURES, EXIT_OK
+    from ..tune.crossval import run_crossval
+
+    res = run_crossval(spec, trials=args.trials, workers=args.workers, storage=args.storage,
+                       track=not args.no_mlflow, show_progress=show_progress(args) and args.workers == 1)
+    lines = [f"cross-validation {res.name}: {len(res.folds)} folds ({spec.folds}), {res.metric} held out by each "
+             "fold's own choice"]
+    for row, fold in zip(res.table.to_dict(orient="records"), res.folds):
+        lines.append(f"  {row['fold']}: tune n={row['tune_n']} {row['tune_score']:.4f} | held-out n={row['heldout_n']} "
+                     f"tuned {row['heldout_score']:.4f} vs base {row['baseline_heldout_score']:.4f} "
+                     f"(p = {row['p_value']:.3g}) | {json.dumps(fold.best_params, sort_keys=True, default=str)}")
+    lines.append(f"pooled over {res.n} units: tuned {res.heldout_score:.4f} vs base {res.baseline_heldout_score:.4f} "
+                 f"({res.wins} won, {res.ties} tied, {res.losses} lost; paired permutation p = {res.p_value:.4g}, "
+                 f"95% CI of the difference [{res.ci_low:.4f}, {res.ci_high:.4f}])")
+    for name, values in res.stability().items():
+        lines.append(f"  {name} chosen per fold: {', '.join(map(str, values))}")
+    lines.append(f"results: {res.study_dir} (crossval.csv, crossval_per_query.csv, crossval.json, one folder per "
+                 "fold)")
+    if res.mlflow_run_id:
+        lines.append(f"MLflow run: {res.mlflow_run_id}")
+    out.text(*lines)
+    if res.tracking_error:
+        out.error(res.tracking_error)
+    failed = sum(f.states.get("FAIL", 0) for f in res.folds)
+    if failed:
+        out.error(f"{failed} trial(s) failed; their errors are in the 'error' column of each fold's trials.csv under "
+                  f"{res.study_dir}.")
     out.json(res.json_line())
     return EXIT_FAILURES if res.tracking_error or failed else EXIT_OK

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from decimal import Decimal
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -52,13 +53,27 @@ class Param:
         low, high = self.bounds()
         if self.kind == "int":
             return trial.suggest_int(self.name, int(low), int(high), log=self.log, step=int(self.step or 1))
-        return trial.suggest_float(self.name, float(low), float(high), log=self.log, step=self.step)
+        return self.tidy(trial.suggest_float(self.name, float(low), float(high), log=self.log, step=self.step))
+
+    def tidy(self, value: Any) -> Any:
+        """A stepped float as written in the space (Optuna's ``low + k·step`` gives 0.6000000000000001 for 0.6):
+        rounded to the decimals of ``low`` and ``step``. Other values are returned as they are."""
+        if self.kind != "float" or not self.step or not isinstance(value, float):
+            return value
+        places = max(_decimals(self.step), _decimals(self.low if self.low is not None else 0.0))
+        return round(value, places)
 
     def bounds(self) -> tuple[float, float]:
         """``(low, high)`` of an int or float parameter."""
         if self.low is None or self.high is None:
             raise ConfigError(f"{self.name}: a {self.kind} parameter needs low and high bounds.")
         return self.low, self.high
+
+
+def _decimals(x: float | int) -> int:
+    """Decimal places of a number as written (0.05 → 2, 1e-3 → 3, 2 → 0)."""
+    exponent = Decimal(repr(float(x))).normalize().as_tuple().exponent
+    return max(0, -int(exponent)) if isinstance(exponent, int) else 0
 
 
 def _number(text: str, what: str) -> float:

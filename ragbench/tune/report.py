@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -24,7 +24,8 @@ from .space import TuneSpec
 STATUS = {"COMPLETE": "FINISHED", "PRUNED": "KILLED", "FAIL": "FAILED"}
 
 
-def trials_table(study: Any, metrics: Sequence[str]) -> pd.DataFrame:
+def trials_table(study: Any, metrics: Sequence[str],
+                 tidy: Callable[[Mapping[str, Any]], Mapping[str, Any]] = dict) -> pd.DataFrame:
     """One row per trial: number, state, objective values, params, per-query means, duration, error, and the
     source hash of the code that scored it."""
     rows = []
@@ -33,7 +34,7 @@ def trials_table(study: Any, metrics: Sequence[str]) -> pd.DataFrame:
         # A pruned trial's Optuna value is its last per-query report, not a mean: its partial means are in metric:*.
         vals = t.values if t.values is not None and t.state.name == "COMPLETE" else [math.nan] * len(metrics)
         row.update({f"value:{m}": v for m, v in zip(metrics, vals)})
-        row.update({f"param:{k}": v for k, v in sorted(t.params.items())})
+        row.update({f"param:{k}": v for k, v in sorted(tidy(t.params).items())})
         row.update({f"metric:{k}": v for k, v in (t.user_attrs.get("metrics") or {}).items()})
         row["duration_s"] = t.duration.total_seconds() if t.duration is not None else math.nan
         row["error"] = t.user_attrs.get("error", "")
@@ -42,11 +43,12 @@ def trials_table(study: Any, metrics: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def pareto_table(study: Any, metrics: Sequence[str]) -> pd.DataFrame:
+def pareto_table(study: Any, metrics: Sequence[str],
+                 tidy: Callable[[Mapping[str, Any]], Mapping[str, Any]] = dict) -> pd.DataFrame:
     """The Pareto-optimal trials (the best trial for a single objective)."""
     front = study.best_trials
     rows = [{"number": t.number, **{m: v for m, v in zip(metrics, t.values)},
-             **{f"param:{k}": v for k, v in sorted(t.params.items())}} for t in front]
+             **{f"param:{k}": v for k, v in sorted(tidy(t.params).items())}} for t in front]
     return pd.DataFrame(rows).sort_values("number").reset_index(drop=True) if rows else pd.DataFrame()
 
 
@@ -76,7 +78,7 @@ def plot_history(study: Any, spec: TuneSpec, metrics: Sequence[str], path: Path)
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # trial numbers are whole
     ax.set_ylabel(metrics[0])
-    ax.set_title(f"{spec.name}: optimisation history")
+    ax.set_title(f"{spec.study_name}: optimisation history")
     ax.legend(loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=90, metadata={"Software": None})
@@ -109,7 +111,7 @@ def plot_importance(imp: dict[str, float], spec: TuneSpec, path: Path) -> Path |
     fig, ax = plt.subplots(figsize=(6, max(2.5, 0.8 + 0.4 * len(names))))
     ax.barh(names, [imp[n] for n in names], color="tab:blue")
     ax.set_xlabel("importance (fANOVA)")
-    ax.set_title(f"{spec.name}: parameter importance")
+    ax.set_title(f"{spec.study_name}: parameter importance")
     fig.tight_layout()
     fig.savefig(path, dpi=90, metadata={"Software": None})
     plt.close(fig)
@@ -132,7 +134,7 @@ def plot_pareto(study: Any, metrics: Sequence[str], spec: TuneSpec, path: Path) 
     ax.plot([t.values[0] for t in best], [t.values[1] for t in best], "o-", color="tab:red", label="Pareto front")
     ax.set_xlabel(f"{metrics[0]} ({spec.directions[0]})")
     ax.set_ylabel(f"{metrics[1]} ({spec.directions[1]})")
-    ax.set_title(f"{spec.name}: Pareto front")
+    ax.set_title(f"{spec.study_name}: Pareto front")
     ax.legend(loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=90, metadata={"Software": None})
@@ -153,7 +155,7 @@ def log_study(study: Any, spec: TuneSpec, prepared: Any, summary: dict[str, Any]
     tracker = Tracker(spec.mlflow_experiment, uri, timeout=30 if is_remote(uri) else None)  # no endless retries
     parent_id = study.user_attrs.get("mlflow_run_id")
     if parent_id is None:
-        parent = tracker.start_run(spec.name, {"ragbench.kind": "study", "optuna.study": spec.name,
+        parent = tracker.start_run(spec.study_name, {"ragbench.kind": "study", "optuna.study": spec.study_name,
                                                **provenance_tags})
         study.set_user_attr("mlflow_run_id", parent.run_id)
         parent.log_params({"base": flatten(spec.base), "study": {
@@ -179,7 +181,7 @@ def log_study(study: Any, spec: TuneSpec, prepared: Any, summary: dict[str, Any]
             "config_hash": chash, "data_hash": objective.data_hash, "model_sha256": model,
             "git_commit": provenance_tags.get("git_commit"), "package_version": provenance_tags.get("package_version"),
             "error": t.user_attrs.get("error") or None})
-        child.log_params(flatten(cfg) if cfg is not None else {f"param.{k}": v for k, v in t.params.items()})
+        child.log_params(flatten(cfg) if cfg is not None else {f"param.{k}": v for k, v in spec.tidy(t.params).items()})
         metrics: dict[str, float] = dict(t.user_attrs.get("metrics") or {})
         if t.values is not None and t.state.name == "COMPLETE":
             metrics.update({f"objective.{m}": v for m, v in zip(prepared.metrics, t.values)})

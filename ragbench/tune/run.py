@@ -71,7 +71,7 @@ def best_trial(study: Any, spec: TuneSpec) -> Any:
     if not front:
         errors = [t.user_attrs.get("error") for t in study.get_trials(deepcopy=False) if t.user_attrs.get("error")]
         first = f" First error: {errors[0]}" if errors else ""
-        raise NoTrialCompleted(f"study {spec.name!r}: no trial completed, so there is nothing to confirm.{first} "
+        raise NoTrialCompleted(f"study {spec.study_name!r}: no trial completed, so there is nothing to confirm.{first} "
                                f"Fix: see the 'error' column of {spec.study_dir / 'trials.csv'}.")
     sign = -1.0 if spec.directions[0] == "maximize" else 1.0
     return min(front, key=lambda t: (sign * t.values[0], t.number))
@@ -88,20 +88,21 @@ def run_study(spec: TuneSpec, trials: int | None = None, workers: int = 1, stora
 
     out = spec.study_dir
     out.mkdir(parents=True, exist_ok=True)
-    table = report.trials_table(study, prepared.metrics)
+    table = report.trials_table(study, prepared.metrics, spec.tidy)
     table.to_csv(out / "trials.csv", index=False)
     states = {k: int(v) for k, v in table["state"].value_counts().sort_index().items()} if len(table) else {}
     best = best_trial(study, spec)
-    pareto = report.pareto_table(study, prepared.metrics)
+    pareto = report.pareto_table(study, prepared.metrics, spec.tidy)
     pareto.to_csv(out / "pareto.csv", index=False)
 
-    best_cfg = spec.config_for(best.params)
+    best_params = spec.tidy(best.params)
+    best_cfg = spec.config_for(best_params)
     conf = confirm(prepared, best_cfg, spec.base, seed=spec.seed, n_resamples=n_resamples)
     conf.per_query.to_csv(out / "confirmation_per_query.csv", index=False)
     summary: dict[str, Any] = {
-        "study": spec.name, "dataset": spec.dataset, "storage": describe(url), "metric": conf.metric,
+        "study": spec.study_name, "dataset": spec.dataset, "storage": describe(url), "metric": conf.metric,
         "directions": spec.directions, "metrics": prepared.metrics, "trials": len(table), "states": states,
-        "best_trial": best.number, "best_params": dict(best.params), "tune_score": float(best.values[0]),
+        "best_trial": best.number, "best_params": best_params, "tune_score": float(best.values[0]),
         "tune_values": dict(zip(prepared.metrics, map(float, best.values))),
         "heldout_score": conf.heldout_score, "baseline_heldout_score": conf.baseline_heldout_score,
         "p_value": conf.p_value, "heldout_n": conf.n, "tune_n": len(prepared.tune),
@@ -125,7 +126,7 @@ def run_study(spec: TuneSpec, trials: int | None = None, workers: int = 1, stora
             artifacts.append(path)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, default=str), encoding="utf-8")
 
-    result = TuneResult(spec.name, describe(url), best.number, dict(best.params), float(best.values[0]),
+    result = TuneResult(spec.study_name, describe(url), best.number, best_params, float(best.values[0]),
                         conf.heldout_score, conf.baseline_heldout_score, conf.p_value, len(table), states,
                         conf.metric, pareto.to_dict(orient="records"), out, tuned_path, summary=summary,
                         promotion=promotion)

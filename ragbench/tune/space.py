@@ -15,7 +15,8 @@ budget::
       bm25.stopwords: choice[true, false]
     metrics: [{nDCG@10: maximize}, {latency_ms: minimize}]
     split: {heldout: 0.3, seed: 7}       # or, for golden:<DIR>,<DIR>,… (objective answers), whole sets held
-                                         # out: split: {heldout_sets: [golden_vardon]}
+                                         # out: split: {heldout_sets: [golden_vardon]}; or nested cross-
+                                         # validation: split: {folds: 5, seed: 7} | {folds: sets}
     sampler: {name: tpe, seed: 42}
     pruner: {name: wilcoxon, p_threshold: 0.1}
     trials: 20
@@ -66,6 +67,8 @@ class TuneSpec:
     split_seed: int = 0
     limit: int | None = None
     heldout_sets: tuple[str, ...] = ()            # whole golden sets held out (then heldout and limit do not apply)
+    folds: int | str | None = None                # nested cross-validation: K folds of units, or "sets" (one per set)
+    fold: str | None = None                       # the fold one study of a cross-validation holds out (its label)
     sampler: str = "tpe"
     sampler_options: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 42
@@ -94,24 +97,38 @@ class TuneSpec:
 
     def config_for(self, params: Mapping[str, Any]) -> RagbenchConfig:
         """The base configuration with a trial's parameters applied (type-checked)."""
-        return with_overrides(self.base, dict(params))
+        return with_overrides(self.base, self.tidy(params))
+
+    def tidy(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """A trial's parameters with stepped floats as written in the space (:meth:`Param.tidy`)."""
+        by_name = {p.name: p for p in self.space}
+        return {k: by_name[k].tidy(v) if k in by_name else v for k, v in params.items()}
 
     def fingerprint(self) -> str:
         """Hash of what defines the study (dataset, base, space, metrics, split); resuming requires equality."""
         # The base enters as its non-default fields only, so new config fields (with defaults) keep studies resumable.
         defaults = flatten(RagbenchConfig())
         base = {k: v for k, v in flatten(self.base).items() if k not in defaults or defaults[k] != v}
+        split: list[Any] = [self.heldout, self.split_seed, self.limit]
+        split += [list(self.heldout_sets)] if self.heldout_sets else []
+        split += [self.folds, self.fold] if self.folds is not None else []
         payload = {"dataset": self.dataset, "objective": self.objective, "base": base,
                    "space": [p.__dict__ | {"choices": list(p.choices)} for p in self.space],
-                   "metrics": list(self.metrics), "split": [self.heldout, self.split_seed, self.limit]
-                   + ([list(self.heldout_sets)] if self.heldout_sets else []),
+                   "metrics": list(self.metrics), "split": split,
                    "options": dict(self.options)}
         return config_hash(payload)
 
     @property
+    def study_name(self) -> str:
+        """The Optuna study's (and MLflow run's) name: ``name``, or ``name.fold`` for one fold of a
+        cross-validation."""
+        return f"{self.name}.{self.fold}" if self.fold else self.name
+
+    @property
     def study_dir(self) -> Path:
-        """Local results of the study: ``<experiment folder>/runs/<name>/`` (ignored by git)."""
-        return self.folder / "runs" / self.name
+        """Local results of the study: ``<experiment folder>/runs/<name>/`` (ignored by git); one fold of a
+        cross-validation: ``runs/<name>/<fold>/``."""
+        return self.folder / "runs" / self.name / self.fold if self.fold else self.folder / "runs" / self.name
 
     @property
     def tuned_path(self) -> Path:
@@ -263,9 +280,11 @@ def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | No
             with_overrides(base, {p.name: v})
     metrics = _metrics(data.get("metrics"))
     split = data.get("split") or {}
-    if not isinstance(split, Mapping) or set(split) - {"heldout", "seed", "limit", "heldout_sets"}:
-        raise ConfigError(f"experiment: 'split' takes heldout, seed and limit, or heldout_sets, found {split!r}.")
+    if not isinstance(split, Mapping) or set(split) - {"heldout", "seed", "limit", "heldout_sets", "folds"}:
+        raise ConfigError("experiment: 'split' takes heldout, seed and limit, or heldout_sets, or folds (with seed), "
+                          f"found {split!r}.")
     heldout_sets = _heldout_sets(split)
+    folds = _folds(split)
     heldout = split.get("heldout", 0.3)
     if isinstance(heldout, bool) or not isinstance(heldout, (int, float)) or not 0 < heldout < 1:
         raise ConfigError(f"experiment: split.heldout must be a fraction in (0, 1), found {heldout!r}.")
@@ -297,7 +316,7 @@ def parse_spec(data: Mapping[str, Any], folder: str | Path = ".", name: str | No
         name=study, dataset=expand_dataset(dataset.strip()), base=base, space=space, metrics=metrics,
         objective=str(data["objective"]) if data.get("objective") else None, options=dict(options),
         heldout=float(heldout), split_seed=_int(split.get("seed", 0), "split.seed", 0), limit=limit,
-        heldout_sets=heldout_sets,
+        heldout_sets=heldout_sets, folds=folds,
         sampler=sampler, sampler_options=sampler_opts, seed=seed, pruner=pruner, pruner_options=pruner_opts,
         trials=_int(data.get("trials", 20), "trials", 1), storage=data.get("storage"),
         mlflow_experiment=str(data.get("mlflow_experiment") or "ragbench-tune"), folder=Path(folder),
@@ -343,11 +362,35 @@ def _heldout_sets(split: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(x.strip() for x in raw))
 
 
+def _folds(split: Mapping[str, Any]) -> int | str | None:
+    """``split.folds``: K ≥ 2 seeded folds of the units, or ``sets`` (each golden set of a ``golden:A,B,…`` dataset
+    held out in turn). Every unit is held out exactly once, so the pooled held-out score estimates how well the
+    tuning procedure itself does on data it did not choose on (nested cross-validation)."""
+    raw = split.get("folds")
+    if raw is None:
+        return None
+    mixed = sorted(set(split) & {"heldout", "limit", "heldout_sets"})
+    if mixed:
+        raise ConfigError(f"experiment: split.folds holds out every unit once, so {', '.join(mixed)} cannot also be "
+                          "given. Fix: keep one way of splitting (split: {folds: 5, seed: 0} or {folds: sets}).")
+    if raw == "sets":
+        if "seed" in split:
+            raise ConfigError("experiment: split.folds: sets holds out each golden set in turn, so split.seed has "
+                              "nothing to shuffle. Fix: drop split.seed.")
+        return "sets"
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 2:
+        raise ConfigError(f"experiment: split.folds must be an integer ≥ 2 or 'sets', found {raw!r}.")
+    return raw
+
+
 def spec_to_dict(spec: TuneSpec) -> dict[str, Any]:
     """The YAML-able form of a spec (as written next to the results)."""
     return {"name": spec.name, "dataset": spec.dataset, "objective": spec.objective, "options": dict(spec.options),
             "space": {p.name: param_text(p) for p in spec.space}, "metrics": [{m: d} for m, d in spec.metrics],
             "split": ({"heldout_sets": list(spec.heldout_sets)} if spec.heldout_sets else
+                      {"folds": spec.folds} if spec.folds == "sets" else
+                      {"folds": spec.folds, "seed": spec.split_seed} if spec.folds is not None else
                       {"heldout": spec.heldout, "seed": spec.split_seed, "limit": spec.limit}),
+            **({"fold": spec.fold} if spec.fold else {}),
             "sampler": {"name": spec.sampler, "seed": spec.seed, **spec.sampler_options},
             "pruner": {"name": spec.pruner, **spec.pruner_options}, "trials": spec.trials}

@@ -26,7 +26,7 @@ import pandas as pd
 from ..config import RagbenchConfig, config_hash
 from ..errors import ConfigError, DataError, StoreError, require_extra
 from ..provenance import code_hash
-from .objectives import Objective, make_objective, split_by_sets, split_units
+from .objectives import Objective, make_objective, split_by_sets, split_fold, split_units
 from .space import TuneSpec, spec_to_dict
 from .storage import WorkerSlot, is_rdb, journal_path, open_storage, process_alive, process_id, quiet_experimental
 
@@ -69,12 +69,21 @@ def check_stages(spec: TuneSpec) -> None:
             make_embedder(replace(cfg.embedding, cache=False))
 
 
-def prepare(spec: TuneSpec) -> Prepared:
-    """Load the dataset, check that it can produce every metric, split it. Raises before any study exists."""
-    check_stages(spec)
-    objective = make_objective(spec.dataset, spec.objective, spec.options)
+def prepare(spec: TuneSpec, objective: Objective | None = None) -> Prepared:
+    """Load the dataset (or take the already loaded ``objective``), check that it can produce every metric, split it.
+    Raises before any study exists. A cross-validated spec (``split.folds``) is prepared one fold at a time
+    (``spec.fold`` set; :func:`ragbench.tune.crossval.run_crossval` does it)."""
+    if objective is None:
+        check_stages(spec)
+        objective = make_objective(spec.dataset, spec.objective, spec.options)
     metrics = [objective.check_measure(m) for m in spec.metric_names]
-    if spec.heldout_sets:
+    if spec.folds is not None:
+        if spec.fold is None:
+            raise ConfigError(f"experiment {spec.name!r} is cross-validated (split.folds), so it runs one study "
+                              "per fold. Fix: run it with `ragbench tune` or ragbench.tune.crossval.run_crossval.")
+        tune, held = split_fold(objective.units(), spec.fold, spec.folds, spec.split_seed,
+                                getattr(objective, "set_of", None))
+    elif spec.heldout_sets:
         set_of = getattr(objective, "set_of", None)
         if set_of is None:
             raise ConfigError("split.heldout_sets holds out whole golden sets, but the dataset is a single one. Fix: "
@@ -209,10 +218,10 @@ def load_or_create(spec: TuneSpec, storage: Any, prepared: Prepared | None = Non
     sampler = make_sampler(spec, worker)
     pruner = make_pruner(prepared) if prepared is not None else None
     try:
-        study = optuna.create_study(study_name=spec.name, storage=storage, sampler=sampler, pruner=pruner,
+        study = optuna.create_study(study_name=spec.study_name, storage=storage, sampler=sampler, pruner=pruner,
                                     directions=directions, load_if_exists=True)
     except ValueError as exc:  # different directions
-        raise ConfigError(f"study {spec.name!r} exists in the storage with other objectives ({exc}). Fix: use "
+        raise ConfigError(f"study {spec.study_name!r} exists in the storage with other objectives ({exc}). Fix: use "
                           "another experiment name or storage.") from None
     existing = len(study.get_trials(deepcopy=False))
     if existing:
@@ -222,15 +231,15 @@ def load_or_create(spec: TuneSpec, storage: Any, prepared: Prepared | None = Non
         study.set_user_attr("fingerprint", spec.fingerprint())
         study.set_user_attr("spec", spec_to_dict(spec))
     elif found != spec.fingerprint():
-        raise ConfigError(f"study {spec.name!r} exists in the storage with another dataset, base config, search space,"
-                          " metrics or split. Fix: rename the experiment (name:) or use another --storage to start "
-                          "a new study; a resumed study must keep its definition.")
+        raise ConfigError(f"study {spec.study_name!r} exists in the storage with another dataset, base config, "
+                          "search space, metrics or split. Fix: rename the experiment (name:) or use another --storage "
+                          "to start a new study; a resumed study must keep its definition.")
     other = other_code_trials(study)
     if other:
         log.warning("study %r holds %d finished trial(s) scored by other code (their code_hash is not %s, this "
                     "ragbench's source hash): their scores and new ones may not compare. Fix: rename the experiment "
                     "(name:) or use another --storage to start afresh; the trials table's code_hash column says "
-                    "which trial is which.", spec.name, other, code_hash())
+                    "which trial is which.", spec.study_name, other, code_hash())
     return study
 
 
@@ -309,7 +318,7 @@ def shares(remaining: int, workers: int) -> list[int]:
 
 def optimize(spec: TuneSpec, prepared: Prepared, url: str, budget: int, workers: int = 1,
              show_progress: bool = False) -> Any:
-    """Bring the study named ``spec.name`` in ``url`` to ``budget`` finished trials; returns the study."""
+    """Bring the study named ``spec.study_name`` in ``url`` to ``budget`` finished trials; returns the study."""
     if workers < 1:
         raise ConfigError(f"--workers must be ≥ 1, found {workers}.")
     if workers > 1 and url == ":memory:":

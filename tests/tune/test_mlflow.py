@@ -61,3 +61,28 @@ def test_unreachable_tracking_server_loses_nothing(tmp_path, tiny_beir, monkeypa
     summary = json.loads((spec.study_dir / "summary.json").read_text())
     assert summary["trials"] == 2 and summary["mlflow_run_id"] is None
     assert spec.tuned_path.is_file()
+
+
+def test_a_cross_validation_run_holds_its_folds_studies(tmp_path, tiny_beir, monkeypatch):
+    from ragbench.tune.crossval import run_crossval
+
+    uri = f"sqlite:///{tmp_path / 'ml' / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    (tmp_path / "ml").mkdir()
+    spec = parse_spec(tiny_spec(tmp_path, tiny_beir, trials=2, split={"folds": 2, "seed": 0},
+                                sampler={"name": "grid", "seed": 0}), tmp_path)
+    res = run_crossval(spec, track=True, n_resamples=200)
+    assert res.mlflow_run_id and res.tracking_error is None
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("ragbench-tune")
+    runs = {r.info.run_id: r for r in client.search_runs([exp.experiment_id])}
+    cv = runs[res.mlflow_run_id]
+    assert cv.data.tags["ragbench.kind"] == "crossval" and cv.info.run_name == "tiny.crossval"
+    assert cv.data.metrics["heldout_score"] == 1.0 and cv.data.metrics["n"] == 10
+    assert cv.data.metrics["fold.fold1.heldout_score"] == 1.0
+    assert {a.path for a in client.list_artifacts(res.mlflow_run_id)} >= {"crossval.csv", "crossval_per_query.csv"}
+    studies = [r for r in runs.values() if r.data.tags.get("mlflow.parentRunId") == res.mlflow_run_id]
+    assert sorted(r.info.run_name for r in studies) == ["tiny.fold1", "tiny.fold2"]
+    # Each fold's study keeps its trials nested under it: 1 cross-validation + 2 studies + 2 × 2 trials.
+    assert len(runs) == 7
+    assert all(r.data.tags["ragbench.crossval"] == "tiny" for r in studies)

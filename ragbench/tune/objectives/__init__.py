@@ -42,9 +42,11 @@ from .base import (
     Objective,
     check_options,
     embedder_for,
+    fold_labels,
     parse_dataset,
     register_objective,
     split_by_sets,
+    split_fold,
     split_units,
 )
 from .dcs import DcsThreadsObjective
@@ -58,7 +60,8 @@ DEFAULTS = {"golden": "retrieval", "beir": "retrieval"}
 
 __all__ = ["AnswersObjective", "GoldenSetsAnswersObjective", "COLUMNS", "LocomoDcsObjective", "OBJECTIVES",
            "DatasetRef", "QaObjective", "DcsThreadsObjective", "EeragObjective", "Objective", "RetrievalObjective",
-           "embedder_for", "make_objective", "parse_dataset", "register_objective", "split_by_sets", "split_units"]
+           "embedder_for", "fold_labels", "make_objective", "parse_dataset", "register_objective", "split_by_sets",
+           "split_fold", "split_units"]
 
 
 def make_objective(dataset: str, name: str | None = None, options: Mapping[str, Any] | None = None) -> Objective:

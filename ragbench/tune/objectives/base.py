@@ -95,6 +95,42 @@ def split_by_sets(units: Sequence[str], heldout_sets: Sequence[str],
     return tune, held
 
 
+def fold_labels(units: Sequence[str], folds: int | str, set_of: Callable[[str], str] | None = None) -> list[str]:
+    """The folds of a cross-validation: ``fold1``…``foldK``, or (``folds="sets"``) the sets' names in sorted order."""
+    if folds != "sets":
+        k = int(folds)
+        n = len(set(map(str, units)))
+        if n < k:
+            raise DataError(f"cannot cut {n} unit(s) into {k} folds. Fix: use split.folds ≤ {n}, or more data.")
+        return [f"fold{i + 1}" for i in range(k)]
+    if set_of is None:
+        raise ConfigError("split.folds: sets holds out each golden set in turn, but the dataset is a single one. Fix: "
+                          "dataset: golden:<DIR>,<DIR>,… with objective: answers, or split: {folds: 5}.")
+    present = sorted({set_of(str(u)) for u in units})
+    if len(present) < 2:
+        raise ConfigError(f"split.folds: sets needs at least two golden sets, found {present}. Fix: list more "
+                          "folders in the dataset, or use split: {folds: 5}.")
+    return present
+
+
+def split_fold(units: Sequence[str], fold: str, folds: int | str, seed: int,
+               set_of: Callable[[str], str] | None = None) -> tuple[list[str], list[str]]:
+    """(tuning, held-out) partition of one fold of a cross-validation. K folds: the units sorted, permuted with
+    ``default_rng(seed)`` and dealt round-robin, so fold sizes differ by at most one and each unit is held out by
+    exactly one fold; ``sets``: the fold's set is held out whole (:func:`split_by_sets`)."""
+    labels = fold_labels(units, folds, set_of)
+    if fold not in labels:
+        raise ConfigError(f"no fold {fold!r} in this cross-validation. Fix: use one of {', '.join(labels)}.")
+    if folds == "sets":
+        assert set_of is not None
+        return split_by_sets(units, [fold], set_of)
+    uniq = sorted(set(map(str, units)))
+    perm = [uniq[i] for i in np.random.default_rng(seed).permutation(len(uniq))]
+    index = labels.index(fold)
+    held = set(perm[index::len(labels)])
+    return [u for u in uniq if u not in held], [u for u in uniq if u in held]
+
+
 class Objective(ABC):
     """A dataset bound to an evaluation: ``objective(cfg, units)`` → long table ``qid, measure, value``."""
 
