@@ -134,6 +134,18 @@ class Answer:
                 "cited_docnos": self.cited_doc_ids, "judge_p_yes": self.judge_p_yes, "decided_by": self.decided_by}
 
 
+def answer_route(check: AnswerabilityReport | None, cfg: AnswerConfig) -> str:
+    """How an answer the check accepted passed it (:attr:`Answer.decided_by`): ``check:parts`` when the whole
+    question was refused and a part answered, else ``check:coverage`` when soft coverage reaches
+    ``answer.answerability_min_coverage``, else ``check:similarity``; ``unchecked`` with the check off. Shared with
+    the research answers (:mod:`ragbench.dal.answer`), so both name their routes alike."""
+    if check is None:
+        return "unchecked"
+    if check.parts:
+        return "check:parts"
+    return "check:coverage" if check.soft_coverage >= cfg.answerability_min_coverage else "check:similarity"
+
+
 def _answer_cfg(cfg: AnswerConfig | RagbenchConfig | None) -> AnswerConfig:
     if cfg is None:
         return AnswerConfig()
@@ -629,15 +641,8 @@ class AnsweringService:
                       **tokens, **base)
 
     def route(self, check: AnswerabilityReport | None) -> str:
-        """How an answer the check accepted passed it (:attr:`Answer.decided_by`): ``check:parts`` when the whole
-        question was refused and a part answered, else ``check:coverage`` when soft coverage reaches
-        ``answer.answerability_min_coverage``, else ``check:similarity``; ``unchecked`` with the check off."""
-        if check is None:
-            return "unchecked"
-        if check.parts:
-            return "check:parts"
-        return ("check:coverage" if check.soft_coverage >= self.cfg.answerability_min_coverage
-                else "check:similarity")
+        """How an answer the check accepted passed it (:attr:`Answer.decided_by`; :func:`answer_route`)."""
+        return answer_route(check, self.cfg)
 
     def rescue_quotes(self, question: str, asked: str, hits: Sequence[Hit], who: Principal) -> list[Quote]:
         """The ``answer.rescue_sentences`` quotable sentences of ``hits`` the extractive reader ranks best for

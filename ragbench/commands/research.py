@@ -1,8 +1,9 @@
 """``ragbench research "QUESTION"``: multi-pass web research (RAG-DAL). Prints the coverage report with every
 confidence explained; writes report, entries and the grounded prompt to ``--out``; logs an MLflow run (experiment
 ``ragbench-research``). With ``--json`` stdout is one JSON line with the keys passes_completed, sources_used,
-is_complete, sub_topics, gaps, unresolvable, answer (text, refusal, sources and the claims each sentence rests on)
-and mlflow_run_id. The answer is read like ``ragbench ask`` answers (``--model``, default the extractive reader).
+is_complete, sub_topics, gaps, unresolvable, answer (text, refusal, the rule that decided it, sources and the claims
+each sentence rests on) and mlflow_run_id. The answer is read like ``ragbench ask`` answers (``--model``, default
+the extractive reader).
 
 ``--testweb`` starts the local test web (ragbench.dal.testweb) and researches it. Page URLs are fetched as the
 search engine returns them (through HTTP_PROXY/HTTPS_PROXY when set) unless ``--url-rewrite`` is given: with a

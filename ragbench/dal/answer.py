@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..answer.answerability import AnswerabilityReport, TermWeights, WordMatcher, assess_answer, doc_terms
+from ..answer.answerability import AnswerabilityReport, TermWeights, WordMatcher, assess_answer, doc_terms, rule_of
 from ..answer.citations import build_citations
 from ..answer.grounding import verify
 from ..answer.quarantine import PLACEHOLDER, redact_text
-from ..answer.service import SYSTEM_INSTRUCTION, distinct, is_refusal
+from ..answer.service import SYSTEM_INSTRUCTION, answer_route, distinct, is_refusal
 from ..config import AnswerConfig
 from ..errors import ModelError, NetworkError
 from ..llm.base import ChatModel
@@ -59,11 +59,15 @@ class ResearchAnswer:
     model_id: str = ""
     error: str | None = None
     answerability: AnswerabilityReport | None = field(default=None, repr=False)
+    #: The rule that decided it, named as :attr:`ragbench.answer.service.Answer.decided_by` names it. Unlike
+    #: ``ask`` it is in :meth:`to_dict`: research reads public web sources, so there is no restricted gap to hide.
+    decided_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"answer": self.answer, "refused": self.refused, "refusal_reason": self.refusal_reason,
-                "support_ratio": round(self.support_ratio, 6), "sources": list(self.sources),
-                "sentences": [s.to_dict() for s in self.sentences], "model_id": self.model_id, "error": self.error}
+                "decided_by": self.decided_by, "support_ratio": round(self.support_ratio, 6),
+                "sources": list(self.sources), "sentences": [s.to_dict() for s in self.sentences],
+                "model_id": self.model_id, "error": self.error}
 
 
 def source_hits(result: ResearchResult, max_sources: int = 12, max_facts: int = 5) -> list[Hit]:
@@ -106,12 +110,15 @@ def research_answer(result: ResearchResult, chat_model: ChatModel, cfg: AnswerCo
     hits = source_hits(result)
     model_id = str(getattr(chat_model, "model_id", ""))
 
-    def refusal(reason: str, ratio: float = 0.0, error: str | None = None,
-                check: AnswerabilityReport | None = None) -> ResearchAnswer:
-        return ResearchAnswer(question, REFUSAL_MESSAGE, True, reason, ratio, (), (), model_id, error, check)
+    def refusal(reason: str, ratio: float = 0.0, error: str | None = None, check: AnswerabilityReport | None = None,
+                decided_by: str | None = None) -> ResearchAnswer:
+        # ``decided_by`` defaults to the reason itself, as for ``ask``'s refusals.
+        return ResearchAnswer(question, REFUSAL_MESSAGE, True, reason, ratio, (), (), model_id, error, check,
+                              decided_by or reason)
 
     if not hits:
-        return refusal("insufficient-retrieval")
+        # No source left with a usable fact: research's counterpart of ask's retrieval floor.
+        return refusal("insufficient-retrieval", decided_by="retrieval-floor")
     # Each source's terms (title and facts), read once: the IDF weights and the quoted sources' terms use them.
     source_terms = {h.chunk_id: doc_terms(f"{h.title}\n{h.text}") for h in hits}
     weights = TermWeights.from_term_sets(source_terms.values())
@@ -131,7 +138,7 @@ def research_answer(result: ResearchResult, chat_model: ChatModel, cfg: AnswerCo
         return refusal("model-refused")
     report = verify(text, hits, cfg.min_support_sentence, cfg.grounding, embedder, cfg.min_embedding_support)
     if report.support_ratio < cfg.min_support_ratio:
-        return refusal("insufficient-grounding", report.support_ratio)
+        return refusal("insufficient-grounding", report.support_ratio, decided_by="grounding")
     citations = build_citations(text, hits, report)
     check = None
     if cfg.answerability:
@@ -145,7 +152,8 @@ def research_answer(result: ResearchResult, chat_model: ChatModel, cfg: AnswerCo
         check = assess_answer(cfg, question, question, [s.sentence.text for s in report.sentences], distinct(own),
                               weights, embedder, matcher, document_terms=quoted, sentence_contexts=own)
         if not check.answerable:
-            return refusal("unanswerable-question", report.support_ratio, check=check)
+            return refusal("unanswerable-question", report.support_ratio, check=check,
+                           decided_by="check:" + rule_of(check.reason))
     by_chunk = {h.chunk_id: h.doc_id for h in hits}
     sentences = []
     for s in report.sentences:
@@ -153,7 +161,8 @@ def research_answer(result: ResearchResult, chat_model: ChatModel, cfg: AnswerCo
         claims, topics = _claims(result, url, s.sentence.text)
         sentences.append(SentenceClaims(s.sentence.text, url, claims, topics, s.supported))
     return ResearchAnswer(question, text, False, None, report.support_ratio,
-                          tuple(dict.fromkeys(c.doc_id for c in citations)), tuple(sentences), model_id, None, check)
+                          tuple(dict.fromkeys(c.doc_id for c in citations)), tuple(sentences), model_id, None, check,
+                          answer_route(check, cfg))
 
 
 def render(answer: ResearchAnswer) -> str:

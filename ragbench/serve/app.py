@@ -57,7 +57,7 @@ def create_app(settings: ServeSettings, secret: str | None = None, warm_in_backg
 
     app = FastAPI(title="ragbench", version=__version__, lifespan=lifespan,
                   description="Grounded answers with permissions, the research hub and EE-RAG chat (docs/serve.md).")
-    metrics = Metrics()
+    metrics = Metrics(decided_by=serve.decided_by_metrics)
     app.state.ragbench = state
     app.state.auth = auth
     app.state.limiter = limiter = make_limiter(settings.store, serve.rate_limit_per_minute)

@@ -70,9 +70,9 @@ def _service(request: Request, mode: str | None, k: int | None) -> Any:
 
 
 def answer_json(answer: Any, request: Request) -> dict[str, Any]:
-    metrics = request.app.state.metrics
-    if answer.refused:
-        metrics.refusals.labels(answer.refusal_reason or "unknown").inc()
+    """The JSON of one answer, counted in the metrics (every route that answers comes through here once).
+    ``decided_by`` is never in the body: there a restricted-gap refusal must read like a weak retrieval."""
+    request.app.state.metrics.answered(answer.refused, answer.refusal_reason, answer.decided_by)
     return {"answer": answer.answer, "refused": answer.refused, "refusal_reason": answer.refusal_reason,
             "citations": [{"doc_id": c.doc_id, "title": c.title, "chunk_id": c.chunk_id, "marker": c.n,
                            "start": c.start, "end": c.end} for c in answer.citations],

@@ -45,6 +45,9 @@ class ServeConfig:
     research_lease_seconds: float = 60.0  # an open job not heartbeated for this long belongs to a dead worker
     max_k: int = 50
     budget: bool = False  # per-tenant daily budget of answer.* (the Enterprise BudgetGuard); off by default
+    # ragbench_answers_total{decided_by,refused} on /metrics. Off by default: /metrics needs no credentials, and
+    # the label tells a restricted-gap refusal from a weak retrieval; turn it on where only operators reach /metrics.
+    decided_by_metrics: bool = False
 
     def check(self) -> ServeConfig:
         if self.rate_limit_per_minute < 0:

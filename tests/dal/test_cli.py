@@ -22,6 +22,7 @@ def test_research_command_json_and_outputs(web, tmp_path, capsys, mlflow_install
     # The default extractive reader answers from the sources (it used to refuse always), citing them per sentence.
     answer = last["answer"]
     assert answer["refused"] is False and answer["sources"] and answer["sentences"]
+    assert answer["decided_by"] == "check:coverage"  # the route the answer passed the answerability check by
     assert all(s["source_url"] in answer["sources"] and s["claims"] and s["sub_topics"] for s in answer["sentences"])
     assert last["passes_completed"] == 2 and last["is_complete"] is True and len(last["sub_topics"]) == 5
     assert all(list(s) == ["topic", "confidence", "sources"] for s in last["sub_topics"])

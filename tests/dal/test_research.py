@@ -254,6 +254,32 @@ def test_research_answer_goes_through_the_reader_grounding_and_refusal(full):
     assert research_answer(full, FakeChat("I don't know.")).refusal_reason == "model-refused"
 
 
+def test_research_answers_name_the_rule_that_decided_them(full):
+    import dataclasses
+
+    from ragbench.dal.answer import research_answer
+    from ragbench.llm import ExtractiveChatModel
+
+    answered = research_answer(full, ExtractiveChatModel(max_sentences=1))
+    assert (answered.refused, answered.decided_by) == (False, "check:coverage")
+    assert answered.to_dict()["decided_by"] == "check:coverage"
+    # Named as `ask` names them: the refusing rule, or the reason itself where the reason is the rule.
+    decided = {reply: research_answer(full, FakeChat(reply)) for reply in (
+        "Penguins live in Antarctica [1].", "Penguins prefer SOAP to GraphQL [1].", "I don't know.")}
+    assert {reply: (a.refusal_reason, a.decided_by) for reply, a in decided.items()} == {
+        "Penguins live in Antarctica [1].": ("insufficient-grounding", "grounding"),
+        "Penguins prefer SOAP to GraphQL [1].": ("unanswerable-question", "check:thresholds"),
+        "I don't know.": ("model-refused", "model-refused")}
+    assert research_answer(full, FakeChat("Penguins live in Antarctica [1].")).to_dict()["decided_by"] == "grounding"
+    # A question the sources cannot answer: refused by the answerability rule that caught it.
+    motorbike = dataclasses.replace(full, question="Which tools generate REST clients for a motorbike dashboard?")
+    refused = research_answer(motorbike, FakeChat("REST developer tooling is mature, with OpenAPI generators "
+                                                  "producing clients for iOS and Android. [7]"))
+    assert (refused.refused, refused.refusal_reason, refused.decided_by) == (
+        True, "unanswerable-question", "check:rare-word")
+    assert refused.to_dict()["decided_by"] == "check:rare-word"
+
+
 @pytest.mark.parametrize("question, reply, refused, reason", [
     # a sibling name: GraphiQL is in the sources, but not in the quoted one
     ("Which companies use GraphiQL in production mobile apps?",

@@ -81,6 +81,7 @@ def server(tmp_path_factory, ec_key, otlp):
     args = ["--retriever", "bm25", "--rate-limit", f"{RATE}/minute", "--jwt-public-key", str(tmp / "ec.pem"),
             "--issuer", ISS, "--audience", AUD, "--api-keys", str(tmp / "keys.yaml"), "--testweb",
             "--hub", str(tmp / "hub.db"), "--set", "serve.max_body_bytes=4096", "--set", "serve.hub_refresh_seconds=0",
+            "--set", "serve.decided_by_metrics=true",
             "--otlp-endpoint", otlp.url, *FAST]
     with Server(tmp, args, env={"OTEL_BSP_SCHEDULE_DELAY": "100"}) as s:
         yield s
@@ -275,6 +276,50 @@ def test_metrics_count_routes_statuses_and_refusals(server):
     assert _metric(after, "ragbench_refusals_total") - _metric(before, "ragbench_refusals_total") == 1
     assert _metric(after, "ragbench_http_request_duration_seconds_count", route="/v1/ask") >= 2
     assert "ragbench_http_request_duration_seconds_bucket" in after
+
+
+def _series(text: str, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    """Every labelled sample of counter ``name`` in a /metrics text: sorted (label, value) pairs → value."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            head, value = line.rsplit(" ", 1)
+            labels = head[len(name) + 1:-1]
+            out[tuple(sorted((k, v) for k, v in (part.split("=", 1) for part in labels.split(","))))] = float(value)
+    return out
+
+
+def _added(before: str, after: str, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    old, new = _series(before, name), _series(after, name)
+    return {key: value - old.get(key, 0.0) for key, value in new.items() if value != old.get(key, 0.0)}
+
+
+def _answers(decided_by: str, refused: str) -> tuple[tuple[str, str], ...]:
+    return (("decided_by", f'"{decided_by}"'), ("refused", f'"{refused}"'))
+
+
+def test_metrics_count_answers_by_the_rule_that_decided_them(server):
+    staff, guest = tok(), tok(roles=["guest"], departments=[], clearance="Public")
+    with server.client() as c:
+        before = c.get("/metrics").text
+        answered = c.post("/v1/ask", json=ASK, headers=bearer(staff))
+        refused = c.post("/v1/ask", json={"question": "What is the guest Wi-Fi password at the moon base?"},
+                         headers=bearer(staff))
+        gap = c.post("/v1/ask", json=ASK, headers=bearer(guest))  # the leave policy is internal
+        sid = c.post("/v1/chat/sessions", headers=bearer(staff)).json()["session_id"]
+        chat = c.post(f"/v1/chat/sessions/{sid}/messages", json=ASK, headers=bearer(staff))
+        after = c.get("/metrics").text
+    assert [r.status_code for r in (answered, refused, gap, chat)] == [200] * 4
+    assert [r.json()["refused"] for r in (answered, refused, gap, chat)] == [False, True, True, False]
+    # One count per answering request, /v1/ask and chat alike, by the rule that decided it.
+    assert _added(before, after, "ragbench_answers_total") == {
+        _answers("check:coverage", "false"): 2.0, _answers("check:unknown-word", "true"): 1.0,
+        _answers("restricted-gap", "true"): 1.0}
+    assert _added(before, after, "ragbench_refusals_total") == {
+        (("reason", '"unanswerable-question"'),): 1.0, (("reason", '"insufficient-retrieval"'),): 1.0}
+    # The body never names the rule: the restricted-gap refusal reads like a weak retrieval.
+    assert gap.json()["refusal_reason"] == "insufficient-retrieval"
+    assert all("decided_by" not in r.json() for r in (answered, refused, gap, chat))
 
 
 def test_health_and_readiness(server):

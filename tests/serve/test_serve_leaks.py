@@ -105,3 +105,16 @@ def test_mixed_principals_in_parallel_leak_nothing_and_match_sequential(server):
         _, _, again = ask((pid, question))
         a, b = r.json(), again.json()
         assert (a["answer"], a["refusal_reason"], a["citations"]) == (b["answer"], b["refusal_reason"], b["citations"])
+
+
+def test_a_restricted_gap_refusal_is_not_told_apart_in_the_body_or_the_metrics(server):
+    guest = bearer(token("leak-guest", ["guest"], [], "Public"))
+    with server.client() as c:
+        r = c.post("/v1/ask", json={"question": "How many days of annual leave do full-time employees get?"},
+                   headers=guest)
+        metrics = c.get("/metrics").text
+    assert r.status_code == 200 and r.json()["refused"] is True
+    assert r.json()["refusal_reason"] == "insufficient-retrieval" and "decided_by" not in r.json()
+    # /metrics needs no credentials: the rule that decided is counted only with serve.decided_by_metrics on.
+    assert "decided_by" not in metrics and "ragbench_answers_total" not in metrics
+    assert 'ragbench_refusals_total{reason="insufficient-retrieval"}' in metrics
