@@ -11,10 +11,11 @@ settled; one that wanders is fitted to its tuning data).
 
 Results go to ``runs/<name>/``: one folder per fold (the study's own results, ``runs/<name>/<fold>/``),
 ``crossval.csv`` (a row per fold: sizes, best parameters, tuning and held-out scores, its paired test),
-``crossval_per_query.csv`` (each unit's held-out values under its fold's choice and under the base) and
-``crossval.json``. MLflow gets one run (``ragbench.kind: crossval``) with the pooled numbers and files, and the
-folds' study runs are nested under it. Nothing is promoted: the estimate is of the procedure, and the configuration
-to ship is tuned on all the data by the same experiment without ``folds``.
+``crossval_per_query.csv`` (each unit's held-out values under its fold's choice and under the base),
+``crossval.png`` (each fold's held-out score next to the base's, and both pooled) and ``crossval.json``. MLflow
+gets one run (``ragbench.kind: crossval``) with the pooled numbers and files, and the folds' study runs are nested
+under it. Nothing is promoted: the estimate is of the procedure, and the configuration to ship is tuned on all the
+data by the same experiment without ``folds``.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from ..errors import TrackingError
 from ..eval import stats
 from ..eval.harness import write_atomic
 from ..provenance import git_commit, package_version
+from . import report
 from .objectives import fold_labels, make_objective
 from .run import TuneResult, run_study
 from .space import TuneSpec
@@ -128,12 +130,14 @@ def _pool(spec: TuneSpec, labels: list[str], results: list[TuneResult], prepared
     }
     write_atomic(out / "crossval.csv", table.to_csv(index=False))
     write_atomic(out / "crossval_per_query.csv", per_query.to_csv(index=False))
+    report.plot_crossval(table, (c.mean_a, c.mean_b), metric, spec.name, out / "crossval.png")
     fold_errors = [r.tracking_error for r in results if r.tracking_error]
     if fold_errors:
         result.tracking_error = fold_errors[0]
     elif track:
         try:
-            result.mlflow_run_id = _log(spec, result, summary, [out / "crossval.csv", out / "crossval_per_query.csv"])
+            result.mlflow_run_id = _log(spec, result, summary, [out / "crossval.csv", out / "crossval_per_query.csv",
+                                                         out / "crossval.png"])
         except TrackingError as exc:
             result.tracking_error = (f"{exc} The cross-validation itself is safe: its results are in {out}; run the "
                                      "same command again to log it once the tracking store is reachable.")

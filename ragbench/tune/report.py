@@ -86,6 +86,29 @@ def plot_history(study: Any, spec: TuneSpec, metrics: Sequence[str], path: Path)
     return path
 
 
+def plot_crossval(table: pd.DataFrame, pooled: tuple[float, float], metric: str, name: str, path: Path) -> Path:
+    """Held-out score of each fold's choice next to the base's on the same units, and both pooled over every unit
+    (the cross-validated estimate), as grouped bars."""
+    plt = pyplot("tuning plots")
+
+    labels = [str(f) for f in table["fold"]] + ["pooled"]
+    tuned = list(table["heldout_score"]) + [pooled[0]]
+    base = list(table["baseline_heldout_score"]) + [pooled[1]]
+    xs = range(len(labels))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(labels) + 2), 3.8))
+    ax.bar([x - 0.2 for x in xs], tuned, width=0.4, label="each fold's choice", color="tab:blue")
+    ax.bar([x + 0.2 for x in xs], base, width=0.4, label="base", color="tab:gray")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(labels, rotation=45, ha="right")
+    ax.set_ylabel(f"held-out {metric}")
+    ax.set_title(f"{name}: nested cross-validation")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90, metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
 def importances(study: Any, seed: int = 0) -> dict[str, float]:
     """fANOVA importance of each parameter for the primary objective ({} when it cannot be computed)."""
     optuna = require_extra("optuna", "tune", "parameter importance")

@@ -106,6 +106,7 @@ def test_cross_validation_pools_each_folds_choice_against_the_base(tmp_path, tin
     per = pd.read_csv(out / "crossval_per_query.csv", dtype={"qid": str})
     primary = per[per["measure"] == "nDCG@10"]
     assert sorted(primary[primary.system == "tuned"]["qid"]) == [f"q{i}" for i in range(10)]
+    assert (out / "crossval.png").read_bytes().startswith(b"\x89PNG")
     for label in ("fold1", "fold2", "fold3"):  # each fold is an ordinary study in its own folder
         assert (out / label / "summary.json").exists() and (out / label / "study.journal").exists()
     summary = json.loads((out / "crossval.json").read_text())

@@ -80,7 +80,8 @@ def test_a_cross_validation_run_holds_its_folds_studies(tmp_path, tiny_beir, mon
     assert cv.data.tags["ragbench.kind"] == "crossval" and cv.info.run_name == "tiny.crossval"
     assert cv.data.metrics["heldout_score"] == 1.0 and cv.data.metrics["n"] == 10
     assert cv.data.metrics["fold.fold1.heldout_score"] == 1.0
-    assert {a.path for a in client.list_artifacts(res.mlflow_run_id)} >= {"crossval.csv", "crossval_per_query.csv"}
+    assert {a.path for a in client.list_artifacts(res.mlflow_run_id)} >= {"crossval.csv", "crossval_per_query.csv",
+                                                                      "crossval.png"}
     studies = [r for r in runs.values() if r.data.tags.get("mlflow.parentRunId") == res.mlflow_run_id]
     assert sorted(r.info.run_name for r in studies) == ["tiny.fold1", "tiny.fold2"]
     # Each fold's study keeps its trials nested under it: 1 cross-validation + 2 studies + 2 × 2 trials.
