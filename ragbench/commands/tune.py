@@ -123,8 +123,8 @@ def _crossval(args: argparse.Namespace, spec: Any, out: Output) -> int:
                  f"95% CI of the difference [{res.ci_low:.4f}, {res.ci_high:.4f}])")
     for name, values in res.stability().items():
         lines.append(f"  {name} chosen per fold: {', '.join(map(str, values))}")
-    lines.append(f"results: {res.study_dir} (crossval.csv, crossval_per_query.csv, crossval.json, one folder per "
-                 "fold)")
+    lines.append(f"results: {res.study_dir} (crossval.csv, crossval_per_query.csv, crossval.png, crossval.json, one "
+                 "folder per fold)")
     if res.mlflow_run_id:
         lines.append(f"MLflow run: {res.mlflow_run_id}")
     out.text(*lines)
