@@ -52,6 +52,14 @@ def pareto_table(study: Any, metrics: Sequence[str],
     return pd.DataFrame(rows).sort_values("number").reset_index(drop=True) if rows else pd.DataFrame()
 
 
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    """Write a figure as a PNG without a timestamp or software tag (byte-identical for the same numbers)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=90, metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
 def _complete(study: Any) -> list[Any]:
     return [t for t in study.get_trials(deepcopy=False) if t.state.name == "COMPLETE"]
 
@@ -80,10 +88,7 @@ def plot_history(study: Any, spec: TuneSpec, metrics: Sequence[str], path: Path)
     ax.set_ylabel(metrics[0])
     ax.set_title(f"{spec.study_name}: optimisation history")
     ax.legend(loc="best")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_crossval(table: pd.DataFrame, pooled: tuple[float, float], metric: str, name: str, path: Path) -> Path:
@@ -103,10 +108,7 @@ def plot_crossval(table: pd.DataFrame, pooled: tuple[float, float], metric: str,
     ax.set_ylabel(f"held-out {metric}")
     ax.set_title(f"{name}: nested cross-validation")
     ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def importances(study: Any, seed: int = 0) -> dict[str, float]:
@@ -135,10 +137,7 @@ def plot_importance(imp: dict[str, float], spec: TuneSpec, path: Path) -> Path |
     ax.barh(names, [imp[n] for n in names], color="tab:blue")
     ax.set_xlabel("importance (fANOVA)")
     ax.set_title(f"{spec.study_name}: parameter importance")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_pareto(study: Any, metrics: Sequence[str], spec: TuneSpec, path: Path) -> Path | None:
@@ -159,10 +158,7 @@ def plot_pareto(study: Any, metrics: Sequence[str], spec: TuneSpec, path: Path) 
     ax.set_ylabel(f"{metrics[1]} ({spec.directions[1]})")
     ax.set_title(f"{spec.study_name}: Pareto front")
     ax.legend(loc="best")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 # ---------------------------------------------------------------------------------------------------- MLflow
