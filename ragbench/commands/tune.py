@@ -117,12 +117,13 @@ def _crossval(args: argparse.Namespace, spec: Any, out: Output) -> int:
     for row, fold in zip(res.table.to_dict(orient="records"), res.folds):
         lines.append(f"  {row['fold']}: tune n={row['tune_n']} {row['tune_score']:.4f} | held-out n={row['heldout_n']} "
                      f"tuned {row['heldout_score']:.4f} vs base {row['baseline_heldout_score']:.4f} "
-                     f"(p = {row['p_value']:.3g}) | {json.dumps(fold.best_params, sort_keys=True, default=str)}")
+                     f"(p = {row['p_value']:.3g}) | " + ", ".join(f"{k}={_short(v)}" for k, v in
+                                                                  sorted(fold.best_params.items())))
     lines.append(f"pooled over {res.n} units: tuned {res.heldout_score:.4f} vs base {res.baseline_heldout_score:.4f} "
                  f"({res.wins} won, {res.ties} tied, {res.losses} lost; paired permutation p = {res.p_value:.4g}, "
                  f"95% CI of the difference [{res.ci_low:.4f}, {res.ci_high:.4f}])")
     for name, values in res.stability().items():
-        lines.append(f"  {name} chosen per fold: {', '.join(map(str, values))}")
+        lines.append(f"  {name} chosen per fold: {', '.join(map(_short, values))}")
     lines.append(f"results: {res.study_dir} (crossval.csv, crossval_per_query.csv, crossval.png, crossval.json, one "
                  "folder per fold)")
     if res.mlflow_run_id:
@@ -136,3 +137,8 @@ def _crossval(args: argparse.Namespace, spec: Any, out: Output) -> int:
                   f"{res.study_dir}.")
     out.json(res.json_line())
     return EXIT_FAILURES if res.tracking_error or failed else EXIT_OK
+
+
+def _short(value: Any) -> str:
+    """A chosen parameter for reading: floats to four significant digits (the files keep every digit)."""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -107,7 +107,9 @@ def plot_crossval(table: pd.DataFrame, pooled: tuple[float, float], metric: str,
     ax.set_xticklabels(labels, rotation=45, ha="right")
     ax.set_ylabel(f"held-out {metric}")
     ax.set_title(f"{name}: nested cross-validation")
-    ax.legend(loc="lower right")
+    top = max([*tuned, *base, 0.0])
+    ax.set_ylim(0, top * 1.2 if top > 0 else 1.0)  # room for the legend above the bars
+    ax.legend(loc="upper center", ncol=2)
     return _save(plt, fig, path)
 
 
