@@ -16,7 +16,9 @@ An experiment with ``split: {folds: K}`` or ``{folds: sets}`` is a nested cross-
 (:mod:`ragbench.tune.crossval`): one study per fold, each fold's choice confirmed on its own units, the held-out
 values of all folds pooled against the base in one paired test. It prints a row per fold and the pooled line;
 ``--json`` gives the keys crossval, metric, heldout_score, baseline_heldout_score, p_value, n, wins, ties, losses,
-folds, results and mlflow_run_id; ``--promote`` does not apply."""
+folds, results and mlflow_run_id; ``--promote`` does not apply. ``--fold FOLD`` runs one fold's study alone (a
+study's output), so folds can run in separate processes or machines; the command without ``--fold`` then pools
+them, re-confirming each fold already at its budget."""
 from __future__ import annotations
 
 import argparse
@@ -39,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--promote", action="store_true",
                    help="copy the tuned config to tuned/<name>.yaml next to the experiment when its held-out "
                         "improvement is significant (the experiment's confirm: test and alpha)")
+    p.add_argument("--fold", default=None, metavar="FOLD",
+                   help="with split.folds: run only this fold's study (fold1…foldK, or a golden set's name), e.g. "
+                        "one per process or machine; a later run without --fold pools the folds")
     p.add_argument("--force", action="store_true",
                    help="with --promote: promote even without a significant improvement (recorded in the header)")
     add_common_options(p)
@@ -70,7 +75,15 @@ def run(args: argparse.Namespace) -> int:
     spec = replace(spec, base=_base(args, spec))
     if args.force and not args.promote:
         raise ConfigError("--force only applies with --promote. Fix: add --promote (or drop --force).")
-    if spec.folds is not None:
+    if args.fold is not None:
+        if spec.folds is None:
+            raise ConfigError(f"--fold runs one fold of a cross-validation, but {args.experiment} has no split.folds. "
+                              "Fix: drop --fold, or add split: {folds: 5} (or {folds: sets}) to the experiment.")
+        if args.promote:
+            raise ConfigError("--promote does not apply to one fold of a cross-validation: its choice is confirmed "
+                              "on the fold's units only. Fix: drop --promote.")
+        spec = replace(spec, fold=args.fold)  # an ordinary study; prepare() checks the fold's name
+    elif spec.folds is not None:
         if args.promote:
             raise ConfigError(f"{args.experiment} is a cross-validation (split.folds): it estimates how well the "
                               "tuning does on data it did not choose on, and has no one config to promote. Fix: "

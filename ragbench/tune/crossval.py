@@ -137,7 +137,7 @@ def _pool(spec: TuneSpec, labels: list[str], results: list[TuneResult], prepared
     elif track:
         try:
             result.mlflow_run_id = _log(spec, result, summary, [out / "crossval.csv", out / "crossval_per_query.csv",
-                                                         out / "crossval.png"])
+                                                         out / "crossval.png"], _previous_run(out))
         except TrackingError as exc:
             result.tracking_error = (f"{exc} The cross-validation itself is safe: its results are in {out}; run the "
                                      "same command again to log it once the tracking store is reachable.")
@@ -147,16 +147,30 @@ def _pool(spec: TuneSpec, labels: list[str], results: list[TuneResult], prepared
     return result
 
 
-def _log(spec: TuneSpec, result: CrossvalResult, summary: dict[str, Any], artifacts: list[Path]) -> str:
-    """One MLflow run for the cross-validation, with the folds' study runs nested under it."""
+def _previous_run(out: Path) -> str | None:
+    """The MLflow run id an earlier run of this cross-validation recorded in ``crossval.json`` (None: none)."""
+    try:
+        return json.loads((out / "crossval.json").read_text(encoding="utf-8")).get("mlflow_run_id") or None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _log(spec: TuneSpec, result: CrossvalResult, summary: dict[str, Any], artifacts: list[Path],
+         previous: str | None = None) -> str:
+    """One MLflow run for the cross-validation, with the folds' study runs nested under it. A re-run logs into the
+    run an earlier one made (``previous``) when the tracking store still has it in this experiment."""
     from ..config import flatten
     from ..tracking import TrackedRun, Tracker, is_remote, tracking_uri
 
     uri = tracking_uri()
     tracker = Tracker(spec.mlflow_experiment, uri, timeout=30 if is_remote(uri) else None)
-    run = tracker.start_run(f"{spec.name}.crossval", {
-        "ragbench.kind": "crossval", "optuna.study": spec.name, "git_commit": summary["git_commit"],
-        "package_version": summary["package_version"], "data_hash": summary["data_hash"]})
+    tags = {"ragbench.kind": "crossval", "optuna.study": spec.name, "git_commit": summary["git_commit"],
+            "package_version": summary["package_version"], "data_hash": summary["data_hash"]}
+    if previous and _run_exists(tracker, previous):
+        run = TrackedRun(tracker, previous)
+        run.set_tags(tags)
+    else:
+        run = tracker.start_run(f"{spec.name}.crossval", tags)
     run.log_params({"base": flatten(spec.base), "study": {
         "dataset": spec.dataset, "metrics": ",".join(f"{m}:{d}" for m, d in spec.metrics), "folds": spec.folds,
         "split_seed": spec.split_seed, "sampler": spec.sampler, "seed": spec.seed,
@@ -175,3 +189,13 @@ def _log(spec: TuneSpec, result: CrossvalResult, summary: dict[str, Any], artifa
                                                               "ragbench.crossval": spec.name})
     run.end("FINISHED")
     return run.run_id
+
+
+def _run_exists(tracker: Any, run_id: str) -> bool:
+    """Whether the tracking store holds ``run_id`` in the tracker's experiment (another store or a deleted run:
+    no, and a new run is made)."""
+    try:
+        run = tracker.client.get_run(run_id)
+    except Exception:  # noqa: BLE001 - MLflow raises its own error for an unknown id; any failure means "make one"
+        return False
+    return run.info.experiment_id == tracker.experiment_id() and run.info.lifecycle_stage == "active"

@@ -84,10 +84,21 @@ def test_cross_validation_pools_each_folds_choice_against_the_base(tmp_path, tin
     spec = tiny_spec(tmp_path, tiny_beir, split={"folds": 3, "seed": 5}, sampler={"name": "grid", "seed": 0},
                      trials=2)
     path = write_yaml(tmp_path / "cv.yaml", {**spec, "name": "cv"})
+    out = tmp_path / "runs" / "cv"
+    # One fold alone (one process or machine per fold): an ordinary study's output, in the fold's folder.
+    assert cli.main(["tune", str(path), "--fold", "fold2", "--no-mlflow", "--json", "--quiet"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert alone["best_params"] == {"bm25.stopwords": True} and alone["heldout_score"] == 1.0
+    assert alone["tuned_path"] == str(out / "fold2" / "tuned.yaml") and not (out / "fold1").exists()
+    assert cli.main(["tune", str(path), "--fold", "fold9", "--no-mlflow", "--quiet"]) == 2
+    assert "no fold 'fold9'" in capsys.readouterr().err
+    plain = write_yaml(tmp_path / "plain.yaml", tiny_spec(tmp_path, tiny_beir, name="plain"))
+    assert cli.main(["tune", str(plain), "--fold", "fold1", "--no-mlflow", "--quiet"]) == 2
+    assert "has no split.folds" in capsys.readouterr().err
+    # The whole cross-validation: fold2 is at its budget (only re-confirmed), the others run.
     code = cli.main(["tune", str(path), "--no-mlflow", "--json", "--quiet"])
     printed = json.loads(capsys.readouterr().out)
     assert code == 0
-    out = tmp_path / "runs" / "cv"
     # Every fold removes stopwords (nDCG@10 1 on every query) against the base's 1/log2(3).
     assert printed["crossval"] is True and printed["n"] == 10
     assert printed["heldout_score"] == 1.0

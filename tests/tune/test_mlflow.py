@@ -87,3 +87,12 @@ def test_a_cross_validation_run_holds_its_folds_studies(tmp_path, tiny_beir, mon
     # Each fold's study keeps its trials nested under it: 1 cross-validation + 2 studies + 2 × 2 trials.
     assert len(runs) == 7
     assert all(r.data.tags["ragbench.crossval"] == "tiny" for r in studies)
+    # Run again: the folds are at their budget, and everything is logged into the same runs.
+    again = run_crossval(spec, track=True, n_resamples=200)
+    assert again.mlflow_run_id == res.mlflow_run_id
+    assert len(client.search_runs([exp.experiment_id])) == 7
+    # A cross-validation record naming a run the store does not have gets a new run instead of an error.
+    record = spec.study_dir / "crossval.json"
+    record.write_text(record.read_text().replace(res.mlflow_run_id, "0" * 32))
+    third = run_crossval(spec, track=True, n_resamples=200)
+    assert third.mlflow_run_id not in (None, res.mlflow_run_id) and third.tracking_error is None
