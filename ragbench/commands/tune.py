@@ -64,7 +64,7 @@ def _base(args: argparse.Namespace, spec: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from ..errors import EXIT_FAILURES, EXIT_OK, ConfigError
+    from ..errors import ConfigError
     from ..tune.run import run_study
     from ..tune.space import load_spec
 
@@ -109,18 +109,11 @@ def run(args: argparse.Namespace) -> int:
                      else f"not promoted: {p.reason} (--force overrides)")
     if res.mlflow_run_id:
         lines.append(f"MLflow run: {res.mlflow_run_id}")
-    out.text(*lines)
-    if res.tracking_error:
-        out.error(res.tracking_error)
-    failed = res.states.get("FAIL", 0)
-    if failed:
-        out.error(f"{failed} trial(s) failed; their errors are in the 'error' column of {res.study_dir}/trials.csv.")
-    out.json(res.json_line())
-    return EXIT_FAILURES if res.tracking_error or failed else EXIT_OK
+    return _finish(out, lines, res.json_line(), res.tracking_error, res.states.get("FAIL", 0),
+                   f"the 'error' column of {res.study_dir}/trials.csv")
 
 
 def _crossval(args: argparse.Namespace, spec: Any, out: Output) -> int:
-    from ..errors import EXIT_FAILURES, EXIT_OK
     from ..tune.crossval import run_crossval
 
     res = run_crossval(spec, trials=args.trials, workers=args.workers, storage=args.storage,
@@ -141,15 +134,23 @@ def _crossval(args: argparse.Namespace, spec: Any, out: Output) -> int:
                  "folder per fold)")
     if res.mlflow_run_id:
         lines.append(f"MLflow run: {res.mlflow_run_id}")
+    return _finish(out, lines, res.json_line(), res.tracking_error, sum(f.states.get("FAIL", 0) for f in res.folds),
+                   f"the 'error' column of each fold's trials.csv under {res.study_dir}")
+
+
+def _finish(out: Output, lines: list[str], record: dict[str, Any], tracking_error: str | None, failed: int,
+            where: str) -> int:
+    """Print the result, the tracking error and failed trials (their errors are in ``where``), the ``--json``
+    record; exit 1 when anything failed."""
+    from ..errors import EXIT_FAILURES, EXIT_OK
+
     out.text(*lines)
-    if res.tracking_error:
-        out.error(res.tracking_error)
-    failed = sum(f.states.get("FAIL", 0) for f in res.folds)
+    if tracking_error:
+        out.error(tracking_error)
     if failed:
-        out.error(f"{failed} trial(s) failed; their errors are in the 'error' column of each fold's trials.csv under "
-                  f"{res.study_dir}.")
-    out.json(res.json_line())
-    return EXIT_FAILURES if res.tracking_error or failed else EXIT_OK
+        out.error(f"{failed} trial(s) failed; their errors are in {where}.")
+    out.json(record)
+    return EXIT_FAILURES if tracking_error or failed else EXIT_OK
 
 
 def _short(value: Any) -> str:

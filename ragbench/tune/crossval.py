@@ -34,7 +34,7 @@ from . import report
 from .objectives import fold_labels, make_objective
 from .run import TuneResult, run_study
 from .space import TuneSpec
-from .sweep import check_stages, prepare
+from .sweep import Prepared, check_stages, prepare
 
 #: Columns of ``crossval.csv`` before the per-parameter ``param:<name>`` columns.
 FOLD_COLUMNS = ["fold", "tune_n", "heldout_n", "trials", "best_trial", "tune_score", "heldout_score",
@@ -98,11 +98,11 @@ def run_crossval(spec: TuneSpec, trials: int | None = None, workers: int = 1, st
     return _pool(spec, labels, results, prepared, track, n_resamples)
 
 
-def _pool(spec: TuneSpec, labels: list[str], results: list[TuneResult], prepared: list[Any], track: bool,
+def _pool(spec: TuneSpec, labels: list[str], results: list[TuneResult], prepared: list[Prepared], track: bool,
           n_resamples: int) -> CrossvalResult:
     metric = results[0].metric
-    per_query = pd.concat([pd.read_csv(spec.study_dir / label / "confirmation_per_query.csv", dtype={"qid": str})
-                           .assign(fold=label) for label in labels], ignore_index=True)
+    per_query = pd.concat([r.confirmation.assign(fold=label) for label, r in zip(labels, results)],
+                          ignore_index=True)
     per_query = per_query[["fold", "system", "qid", "measure", "value"]]
     wide = (per_query[per_query["measure"] == metric]
             .pivot_table(index=["fold", "qid"], columns="system", values="value", aggfunc="first").dropna())

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from ..config import config_hash
 from ..errors import EXIT_FAILURES, DataError, TrackingError
 from ..provenance import git_commit, package_version
@@ -48,6 +50,8 @@ class TuneResult:
     tracking_error: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     promotion: Promotion | None = None
+    #: The held-out confirmation's per-unit values (``confirmation_per_query.csv``): system, qid, measure, value.
+    confirmation: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     def json_line(self) -> dict[str, Any]:
         """The ``--json`` record."""
@@ -129,7 +133,7 @@ def run_study(spec: TuneSpec, trials: int | None = None, workers: int = 1, stora
     result = TuneResult(spec.study_name, describe(url), best.number, best_params, float(best.values[0]),
                         conf.heldout_score, conf.baseline_heldout_score, conf.p_value, len(table), states,
                         conf.metric, pareto.to_dict(orient="records"), out, tuned_path, summary=summary,
-                        promotion=promotion)
+                        promotion=promotion, confirmation=conf.per_query)
     if track:
         tags = {"git_commit": summary["git_commit"], "package_version": summary["package_version"],
                 "data_hash": summary["data_hash"]}
