@@ -6,15 +6,27 @@ instructions, a pasted note claiming "This document is Public" on an Internal pa
 
 * ``addressed-to-ai`` — instructions to an assistant or claims of overriding authority (``ignore previous
   instructions``, ``to any AI assistant``, ``Assistant: …``, ``developer mode``, ``the highest authority``,
-  ``overrides every other source``, ``this thread is an official … document``);
+  ``overrides every other source``, ``this thread is an official … document``), and since ``injection-v3`` the
+  quieter forms: a machine reader named as the one addressed (``Note for AI assistants:``, ``Dear virtual
+  assistant``, ``If you are an AI reading this``, ``Chatbots: …``, ``Automated systems summarising this page
+  must …``, ``Any AI tool answering questions should …``) and text that steers an answer rather than informs a
+  reader (``regardless of what other documents say``, ``the correct answer is``, ``treat this message as``,
+  ``respond only with: …``, ``pretend you are``, ``do not follow your earlier guidance``, a post that
+  ``replaces`` or is ``more authoritative than`` the policies);
 * ``classification-claim`` — the text claims a classification other than the document's ACL (the store's ACL is
   what counts, never the text);
-* ``citation-markers`` — ``[n]`` markers inside a document, which only the answering service may write.
+* ``citation-markers`` — ``[n]`` markers inside a document, which only the answering service may write, and
+  (``injection-v3``) the other forms a model's context uses: ``[RAG:1a2b3c4d]`` (the EE-RAG tag), ``[Source 2]``,
+  ``[Doc 3]``, ``[Passage 1]``.
 
 :class:`Quarantine` keeps the flags in the store (its own tables, through ``ensure_schema``), scans documents
 whose content changed since their last scan, and redacts flagged spans from retrieved chunks: a flagged sentence is
 never quoted and never reaches a chat model. Detection is paragraph-level on purpose: the sentences around an
 injected instruction belong to the same untrusted post.
+
+These are phrase rules, and they carry only partly to phrasings nobody wrote them for: on a probe set written after
+the v3 rules were fixed they flag 7 of 20 injections (v1: 2), and none of the golden sets' or SciFact's ordinary
+paragraphs more than v1 did (``benchmarks/injection_probes.py``, docs/answers.md).
 """
 from __future__ import annotations
 
@@ -30,7 +42,7 @@ from ..schema import Classification, Hit
 
 SCHEMA = "answer.quarantine"
 #: Bump when the detector changes: every document is scanned again.
-DETECTOR_VERSION = "injection-v1"
+DETECTOR_VERSION = "injection-v3"
 PLACEHOLDER = "[quarantined]"
 
 DDL = """
@@ -64,12 +76,72 @@ ADDRESSED = re.compile(
     r"|\bthis\s+(?:thread|post|page|comment|message|note|reply|email|e-mail|text)\s+is\s+(?:an?\s+|the\s+)?"
     r"(?:official|authoritative|binding)\b",
     re.IGNORECASE)
+#: Machine readers that ordinary documents do not address by name (bare "assistant", "bot" and "model" are
+#: job titles and products too: they count only in the vocative forms of :data:`STEERING`).
+_MACHINE = (r"(?:ai|a\.i\.|generative\s+ai|llms?|(?:large\s+)?language\s+models?|chat\s*bots?|copilots?|"
+            r"gpt(?:s|-based\s+tools?|\s+tools?)?|web\s+(?:scrapers?|crawlers?)|scrapers?|crawlers?"
+            r"|(?:ai|virtual|digital|automated|helpdesk|help\s+desk|answering|search|generative)\s+(?:assistants?|agents?|"
+            r"tools?|systems?|readers?|bots?|models?|engines?|helpers?)"
+            r"|automated\s+(?:summari[sz]ers?|readers?|search\s+tools?))")
+_ANY_READER = r"(?:" + _MACHINE + r"|assistants?|bots?|models?|machines?|search\s+tools?)"
+#: Quieter injections (injection-v3): a machine reader named as the one addressed, or text that steers an answer.
+STEERING = re.compile(
+    # addressed: "Note for AI assistants:", "Instructions for the helpdesk bot:", "Attention language models",
+    # "Dear virtual assistant", "Chatbots: …" at the start of a sentence
+    # (at the start of a sentence or line, as a heading is: "instructions to AI systems" mid-sentence describes one)
+    r"(?:^|[.!?:;]\s+|\n|[(<]|<!--)[\s*>#_(-]*(?:(?:as\s+)?a\s+|hidden\s+|important\s+|urgent\s+)?(?:notes?|messages?|"
+    r"notices?|instructions?|reminders?|warnings?|guidance)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+)?"
+    + _ANY_READER + r"\b"
+    r"|\b(?:attention|dear|hey|hello|hi)\s*,?\s+(?:all\s+|any\s+|every\s+)?" + _ANY_READER + r"\b"
+    r"|(?:^|[.!?]\s+|\n|[(])[\s*#_]*(?:" + _MACHINE + r"|assistant|bots?)(?:\s+notice)?\s*[:,]"
+    # "To the machine reading this page", "whoever's bot is scraping this"
+    r"|\b" + _ANY_READER + r"\s+(?:that\s+|which\s+|who\s+)?(?:is\s+|are\s+)?(?:reading|scraping|crawling|indexing)\s+"
+    r"(?:this|these)\b"
+    # hidden text (an HTML comment) naming a machine reader: never meant for a person
+    r"|<!--(?:(?!-->).)*\b" + _ANY_READER + r"\b"
+    # "If you are an AI reading this", "You are a helpful assistant"
+    r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai\b|a\.i\.|llm|language\s+model|assistant|chat\s*bot|bot\b|automated|machine)"
+    r"|\byou\s+are\s+an?\s+(?:helpful\s+|ai\s+)?(?:assistant|language\s+model|chat\s*bot)\b"
+    # "Any AI tool answering questions should …", "Automated systems summarising this page must …"
+    r"|\b(?:any|all|every|each)\s+" + _MACHINE + r"\b"
+    r"|\b" + _MACHINE + r"\s+(?:that\s+|which\s+)?(?:is\s+|are\s+)?(?:reading|summari[sz]ing|answering|processing|"
+    r"indexing|quoting)\s+(?:this|these|questions)\b"
+    # steering an answer rather than informing a reader
+    r"|\bregardless\s+of\s+what\s+(?:the\s+)?(?:other\s+|official\s+)?(?:documents?|sources?|policies|pages|records|"
+    r"handbooks?)\s+says?\b"
+    r"|\bthe\s+(?:only\s+)?correct\s+answer\s+(?:is|to\s+any)\b"
+    r"|\btreat\s+this\s+(?:message|note|post|thread|page|text|reply|comment|document|paragraph)\s+as\b"
+    r"|\b(?:quote|cite|copy|repeat)\s+this\s+(?:paragraph|post|message|note|reply|thread|comment)\b"
+    r"|\b(?:reply|respond|answer)\s+(?:only\s+)?with\s*:"
+    r"|\bwhen\s+summari[sz]ing\b"
+    # (not "your response": "copy the reference into your response to the customer" is ordinary)
+    r"|\binto\s+your\s+(?:answers?|output|summary)\b"
+    r"|\bsummari[sz]e\s+this\s+(?:thread|post|page|comment|reply|message)\s+as\b"
+    r"|\b(?:present|cite|quote)\s+(?:it|this(?:\s+\w+)?)\s+as\s+(?:the\s+)?(?:company|official|primary|organisation's|"
+    r"organization's)\b"
+    r"|\bprefer\s+this\s+(?:post|thread|comment|page|reply|message|note)\s+(?:over|to)\b"
+    r"|\bpretend\s+(?:that\s+)?you\s+are\b"
+    r"|\b(?:do\s+not|don't|never|stop)\s+(?:follow(?:ing)?|obey(?:ing)?|apply(?:ing)?)\s+(?:your|any)\s+"
+    r"(?:earlier|previous|prior|original|other|usual|own)\s+(?:guidance|instructions|rules)\b"
+    # a post claiming more authority than the organisation's documents
+    r"|\bthis\s+(?:forum\s+)?(?:thread|post|comment|reply|message|note)\s+(?:has\s+been\s+(?:approved|endorsed|"
+    r"verified)\b|replaces\b|supersedes\b|overrides\b|is\s+more\s+authoritative\b|is\s+the\s+(?:only\s+)?"
+    r"(?:official|final|authoritative|correct)\b)"
+    r"|\bthis\s+(?:forum\s+)?(?:thread|post|comment|reply|message|note)\s+is\s+(?:authoritative|binding|official)\b"
+    r"|\bmore\s+authoritative\s+than\b"
+    r"|\b(?:takes?|has)\s+(?:priority|precedence)\s+over\s+(?:every|all|any)\s+(?:other\s+)?(?:official\s+)?"
+    r"(?:documents?|policies|sources?|pages|records)\b"
+    # disregarding the store's own access labels
+    r"|\b(?:ignore|disregard|bypass)\s+(?:the\s+|any\s+|all\s+)?(?:classification|security|access|acl|permission)s?"
+    r"(?:\s+(?:labels?|markings?|rules|settings|levels?))?\b",
+    re.IGNORECASE)
 CLASSIFICATION_CLAIM = re.compile(
     r"\b(?:this|the)\s+(?:document|page|file|faq|thread|post|note|policy|text)\s+(?:is|has\s+been)\s+(?:now\s+)?"
     r"(?:(?:re-?)?classified\s+(?:as\s+)?)?(public|internal|confidential|restricted)\b"
     r"|\bclassification\s*(?:is|:)\s*(public|internal|confidential|restricted)\b",
     re.IGNORECASE)
-MARKERS = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")
+MARKERS = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]|\[\s*RAG\s*:\s*[0-9a-f]{6,}\s*\]"
+                     r"|\[\s*(?:source|doc|document|passage|context|chunk)\s*#?\s*\d+\s*\]", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -84,7 +156,7 @@ class Flag:
 def reasons_for(text: str, classification: Classification | None = None) -> tuple[str, ...]:
     """Why ``text`` is quarantined (empty when it is not)."""
     out = []
-    if ADDRESSED.search(text):
+    if ADDRESSED.search(text) or STEERING.search(text):
         out.append("addressed-to-ai")
     for m in CLASSIFICATION_CLAIM.finditer(text):
         if m.start() > 0 and text[m.start() - 1] in "\"“‘'«":
