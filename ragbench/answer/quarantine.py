@@ -12,7 +12,9 @@ instructions, a pasted note claiming "This document is Public" on an Internal pa
   must …``, ``Any AI tool answering questions should …``) and text that steers an answer rather than informs a
   reader (``regardless of what other documents say``, ``the correct answer is``, ``treat this message as``,
   ``respond only with: …``, ``pretend you are``, ``do not follow your earlier guidance``, a post that
-  ``replaces`` or is ``more authoritative than`` the policies);
+  ``replaces``, ``outranks`` or is ``more authoritative than`` the policies, ``ignore everything you were told``),
+  the role markers of chat templates (``[INST]``, ``<|im_start|>``, ``System message:``) and hidden HTML comments
+  that name a machine reader;
 * ``classification-claim`` — the text claims a classification other than the document's ACL (the store's ACL is
   what counts, never the text);
 * ``citation-markers`` — ``[n]`` markers inside a document, which only the answering service may write, and
@@ -25,8 +27,8 @@ never quoted and never reaches a chat model. Detection is paragraph-level on pur
 injected instruction belong to the same untrusted post.
 
 These are phrase rules, and they carry only partly to phrasings nobody wrote them for: on a probe set written after
-the v3 rules were fixed they flag 7 of 20 injections (v1: 2), and none of the golden sets' or SciFact's ordinary
-paragraphs more than v1 did (``benchmarks/injection_probes.py``, docs/answers.md).
+the v4 rules were fixed they flag 10 of 20 injections (v1: 1), and no ordinary paragraph of the golden sets or of
+SciFact that v1 did not (``benchmarks/injection_probes.py``, docs/answers.md).
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ from ..schema import Classification, Hit
 
 SCHEMA = "answer.quarantine"
 #: Bump when the detector changes: every document is scanned again.
-DETECTOR_VERSION = "injection-v3"
+DETECTOR_VERSION = "injection-v4"
 PLACEHOLDER = "[quarantined]"
 
 DDL = """
@@ -78,22 +80,31 @@ ADDRESSED = re.compile(
     re.IGNORECASE)
 #: Machine readers that ordinary documents do not address by name (bare "assistant", "bot" and "model" are
 #: job titles and products too: they count only in the vocative forms of :data:`STEERING`).
-_MACHINE = (r"(?:ai|a\.i\.|generative\s+ai|llms?|(?:large\s+)?language\s+models?|chat\s*bots?|copilots?|"
+_MACHINE = (r"(?:ai|a\.i\.|generative\s+ai|llms?|(?:large\s+)?language\s+models?|chat\s*bots?|copilots?|chatgpt|"
+            r"(?:ai|llm)[-\s]powered\s+[\w-]+|(?:automated\s+)?answer(?:ing)?\s+(?:tools?|bots?|engines?|systems?)|"
             r"gpt(?:s|-based\s+tools?|\s+tools?)?|web\s+(?:scrapers?|crawlers?)|scrapers?|crawlers?"
             r"|(?:ai|virtual|digital|automated|helpdesk|help\s+desk|answering|search|generative)\s+(?:assistants?|agents?|"
             r"tools?|systems?|readers?|bots?|models?|engines?|helpers?)"
             r"|automated\s+(?:summari[sz]ers?|readers?|search\s+tools?))")
 _ANY_READER = r"(?:" + _MACHINE + r"|assistants?|bots?|models?|machines?|search\s+tools?)"
-#: Quieter injections (injection-v3): a machine reader named as the one addressed, or text that steers an answer.
+#: Quieter injections (injection-v3, v4): a machine reader named as the one addressed, or text that steers an answer.
 STEERING = re.compile(
     # addressed: "Note for AI assistants:", "Instructions for the helpdesk bot:", "Attention language models",
     # "Dear virtual assistant", "Chatbots: …" at the start of a sentence
     # (at the start of a sentence or line, as a heading is: "instructions to AI systems" mid-sentence describes one)
     r"(?:^|[.!?:;]\s+|\n|[(<]|<!--)[\s*>#_(-]*(?:(?:as\s+)?a\s+|hidden\s+|important\s+|urgent\s+)?(?:notes?|messages?|"
-    r"notices?|instructions?|reminders?|warnings?|guidance)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+)?"
+    r"notices?|instructions?|reminders?|warnings?|guidance|nb|n\.b\.|important|urgent|ps|p\.s\.)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+)?"
     + _ANY_READER + r"\b"
     r"|\b(?:attention|dear|hey|hello|hi)\s*,?\s+(?:all\s+|any\s+|every\s+)?" + _ANY_READER + r"\b"
     r"|(?:^|[.!?]\s+|\n|[(])[\s*#_]*(?:" + _MACHINE + r"|assistant|bots?)(?:\s+notice)?\s*[:,]"
+    r"|(?:^|[.!?]\s+|\n)[\s*#_]*" + _ANY_READER + r"\s+(?:instructions?|rules|notice|note|guidance|directive)s?\s*:"
+    # the role and turn markers of chat templates, which no ordinary document writes
+    r"|\[/?INST\]|<\|[a-z_]+\|>|<</?SYS>>|\bsystem\s+(?:message|note|instructions?)\s*:"
+    # "Message to whatever AI …", "whoever's bot …"
+    r"|\b(?:whatever|whichever|whoever'?s|whoever\u2019s)\s+(?:[\w-]+\s+)?" + _ANY_READER + r"\b"
+    # "When an AI cites this page …", "Please have your AI quote …"
+    r"|\bwhen\s+(?:an?\s+|the\s+|any\s+)?" + _MACHINE + r"\s+(?:cites?|quotes?|reads?|summari[sz]es?|answers?|sees?)\b"
+    r"|\byour\s+(?:ai|llm|chat\s*bot|assistant|bot)\s+(?:quote|cite|repeat|say|answer|tell|use)\b"
     # "To the machine reading this page", "whoever's bot is scraping this"
     r"|\b" + _ANY_READER + r"\s+(?:that\s+|which\s+|who\s+)?(?:is\s+|are\s+)?(?:reading|scraping|crawling|indexing)\s+"
     r"(?:this|these)\b"
@@ -129,6 +140,9 @@ STEERING = re.compile(
     r"(?:official|final|authoritative|correct)\b)"
     r"|\bthis\s+(?:forum\s+)?(?:thread|post|comment|reply|message|note)\s+is\s+(?:authoritative|binding|official)\b"
     r"|\bmore\s+authoritative\s+than\b"
+    r"|\b(?:outranks?|trumps?)\s+(?:every|all|any|the)\b"
+    r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:you\s+(?:were|have\s+been)\s+told|above|"
+    r"before|said|else)\b"
     r"|\b(?:takes?|has)\s+(?:priority|precedence)\s+over\s+(?:every|all|any)\s+(?:other\s+)?(?:official\s+)?"
     r"(?:documents?|policies|sources?|pages|records)\b"
     # disregarding the store's own access labels
