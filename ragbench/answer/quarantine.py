@@ -13,8 +13,9 @@ instructions, a pasted note claiming "This document is Public" on an Internal pa
   reader (``regardless of what other documents say``, ``the correct answer is``, ``treat this message as``,
   ``respond only with: …``, ``pretend you are``, ``do not follow your earlier guidance``, a post that
   ``replaces``, ``outranks`` or is ``more authoritative than`` the policies, ``ignore everything you were told``),
-  the role markers of chat templates (``[INST]``, ``<|im_start|>``, ``System message:``) and hidden HTML comments
-  that name a machine reader;
+  the role markers of chat templates (``[INST]``, ``<|im_start|>``, ``<system>``, ``System message:``), hidden HTML
+  comments that name a machine reader, and a machine reader as the subject of a directive about what it says or does
+  with the text (``The bot should say …``; ``can`` and ``may`` describe a product and are not flagged);
 * ``classification-claim`` — the text claims a classification other than the document's ACL (the store's ACL is
   what counts, never the text);
 * ``citation-markers`` — ``[n]`` markers inside a document, which only the answering service may write, and
@@ -27,8 +28,8 @@ never quoted and never reaches a chat model. Detection is paragraph-level on pur
 injected instruction belong to the same untrusted post.
 
 These are phrase rules, and they carry only partly to phrasings nobody wrote them for: on a probe set written after
-the v4 rules were fixed they flag 10 of 20 injections (v1: 1), and no ordinary paragraph of the golden sets or of
-SciFact that v1 did not (``benchmarks/injection_probes.py``, docs/answers.md).
+the v5 rules were fixed they flag 11 of 20 injections (v1: 3) and 3 of 20 ordinary sentences (v1: 2), and no
+paragraph of the golden sets or of SciFact that v1 did not (``benchmarks/injection_probes.py``, docs/answers.md).
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ from ..schema import Classification, Hit
 
 SCHEMA = "answer.quarantine"
 #: Bump when the detector changes: every document is scanned again.
-DETECTOR_VERSION = "injection-v4"
+DETECTOR_VERSION = "injection-v5"
 PLACEHOLDER = "[quarantined]"
 
 DDL = """
@@ -71,6 +72,7 @@ ADDRESSED = re.compile(
     r"(?:instructions?|rules|guidelines|prompts?|access\s+controls?|restrictions|policies)\b"
     r"|\b(?:to|for)\s+(?:any|all|every|each)\s+(?:ai\s+|automated\s+)?" + _AI + r"\b"
     r"|\b(?:ai|llm)\s+(?:assistants?|models?|systems?|tools?)\s+(?:reading|must|should|shall|will|are\s+to)\b"
+    r"(?!\s+(?:not\s+)?be\b)"  # "AI tools should not be used to …" is about the tools, not addressed to them
     r"|(?:^|[.!?:]\s+|\n)\s*(?:assistant|ai|chatbot|system|model)\s*:"
     r"|\bdeveloper\s+mode\b|\bsystem\s+prompt\b|\bjailbreak\b|\byou\s+are\s+now\s+(?:in|a|an)\b"
     r"|\b(?:highest|supreme|ultimate|overriding)\s+authority\b"
@@ -87,15 +89,15 @@ _MACHINE = (r"(?:ai|a\.i\.|generative\s+ai|llms?|(?:large\s+)?language\s+models?
             r"tools?|systems?|readers?|bots?|models?|engines?|helpers?)"
             r"|automated\s+(?:summari[sz]ers?|readers?|search\s+tools?))")
 _ANY_READER = r"(?:" + _MACHINE + r"|assistants?|bots?|models?|machines?|search\s+tools?)"
-#: Quieter injections (injection-v3, v4): a machine reader named as the one addressed, or text that steers an answer.
+#: Quieter injections (injection-v3 to v5): a machine reader named as the one addressed, or text that steers an answer.
 STEERING = re.compile(
     # addressed: "Note for AI assistants:", "Instructions for the helpdesk bot:", "Attention language models",
     # "Dear virtual assistant", "Chatbots: …" at the start of a sentence
     # (at the start of a sentence or line, as a heading is: "instructions to AI systems" mid-sentence describes one)
-    r"(?:^|[.!?:;]\s+|\n|[(<]|<!--)[\s*>#_(-]*(?:(?:as\s+)?a\s+|hidden\s+|important\s+|urgent\s+)?(?:notes?|messages?|"
+    r"(?:^|[.!?:;]\s+|\n|[(<]|<!--)[\s*>#_(-]*(?:(?:as\s+)?a\s+|hidden\s+|important\s+|urgent\s+|begin\s+|start\s+)?(?:notes?|messages?|"
     r"notices?|instructions?|reminders?|warnings?|guidance|nb|n\.b\.|important|urgent|ps|p\.s\.)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+)?"
     + _ANY_READER + r"\b"
-    r"|\b(?:attention|dear|hey|hello|hi)\s*,?\s+(?:all\s+|any\s+|every\s+)?" + _ANY_READER + r"\b"
+    r"|\b(?:attention|dear|hey|hello|hi|heads\s+up)\s*,?\s+(?:all\s+|any\s+|every\s+)?" + _ANY_READER + r"\b"
     r"|(?:^|[.!?]\s+|\n|[(])[\s*#_]*(?:" + _MACHINE + r"|assistant|bots?)(?:\s+notice)?\s*[:,]"
     r"|(?:^|[.!?]\s+|\n)[\s*#_]*" + _ANY_READER + r"\s+(?:instructions?|rules|notice|note|guidance|directive)s?\s*:"
     # the role and turn markers of chat templates, which no ordinary document writes
@@ -111,12 +113,27 @@ STEERING = re.compile(
     # hidden text (an HTML comment) naming a machine reader: never meant for a person
     r"|<!--(?:(?!-->).)*\b" + _ANY_READER + r"\b"
     # "If you are an AI reading this", "You are a helpful assistant"
-    r"|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai\b|a\.i\.|llm|language\s+model|assistant|chat\s*bot|bot\b|automated|machine)"
+    r"|\bif\s+you(?:\s+are|'re|\u2019re)\s+(?:an?\s+)?(?:ai\b|a\.i\.|llm|language\s+model|assistant|chat\s*bot|bot\b|automated|"
+    r"machine)"
     r"|\byou\s+are\s+an?\s+(?:helpful\s+|ai\s+)?(?:assistant|language\s+model|chat\s*bot)\b"
     # "Any AI tool answering questions should …", "Automated systems summarising this page must …"
     r"|\b(?:any|all|every|each)\s+" + _MACHINE + r"\b"
     r"|\b" + _MACHINE + r"\s+(?:that\s+|which\s+)?(?:is\s+|are\s+)?(?:reading|summari[sz]ing|answering|processing|"
     r"indexing|quoting)\s+(?:this|these|questions)\b"
+    # a machine reader as the subject of a directive about what it says or does with the text ("The bot should say
+    # …", "Machine readers should rely only on this reply"; "can" and "may" describe a product, not direct it)
+    r"|\b(?:" + _MACHINE + r"|bots?|machine\s+readers?|search\s+assistants?)(?:\s+[\w-]+){0,4}?\s+(?:must|should|shall|"
+    r"needs?\s+to|are\s+to|is\s+to|has\s+to|have\s+to)\s+(?:not\s+|never\s+|always\s+|only\s+|now\s+)*(?:answer|say|tell|"
+    r"reply|respond|cite|quote|reveal|print|output|list|summari[sz]e|treat|mark|classify|skip|ignore|disregard|rely|rank|"
+    r"prefer|present|describe|repeat|recommend|state|trust|disclose|give)\b"
+    r"|\bfor\s+(?:the\s+)?" + _MACHINE + r"\s+only\b"
+    r"|\b(?:tell|instruct|have|get|make)\s+your\s+(?:ai|llm|chat\s*bot|bot)\b"
+    r"|</?(?:system|assistant|user|instructions?)>"
+    r"|\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|earlier|above)\s+"
+    r"(?:context|messages?|conversation|text)\b|\bnew\s+task\s*:"
+    r"|\bthe\s+answer\s+to\s+(?:any|every|all)\s+questions?\b"
+    r"|\bthis\s+(?:forum\s+)?(?:thread|post|comment|reply|message|note)\s+(?:should|must|is\s+to)\s+be\s+(?:treated|used|"
+    r"cited|quoted|regarded|taken)\s+as\b"
     # steering an answer rather than informing a reader
     r"|\bregardless\s+of\s+what\s+(?:the\s+)?(?:other\s+|official\s+)?(?:documents?|sources?|policies|pages|records|"
     r"handbooks?)\s+says?\b"
