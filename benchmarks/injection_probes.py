@@ -18,7 +18,7 @@ Five probe sets of 20 injected paragraphs and 15–20 ordinary ones each, writte
 
 For each detector version it prints the injections flagged and the ordinary paragraphs flagged per set, then every
 paragraph of the golden sets (``--data``) and of optional plain corpora (``--jsonl``: BEIR ``corpus.jsonl``,
-title + text) that the current detector flags and the v1 rules (frozen here: its ``addressed-to-ai`` patterns, the
+title + text) that the current detector flags and the v1 rules (its ``addressed-to-ai`` patterns, the
 classification claim and ``[n]`` markers) do not: the new rules' false positives on real text, to read by eye.
 
     python benchmarks/injection_probes.py --data data/golden data/golden_* \\
@@ -31,7 +31,7 @@ import json
 import re
 from pathlib import Path
 
-from ragbench.answer.quarantine import CLASSIFICATION_CLAIM, DETECTOR_VERSION, reasons_for
+from ragbench.answer.quarantine import ADDRESSED, CLASSIFICATION_CLAIM, DETECTOR_VERSION, V5_NARROWING, reasons_for
 from ragbench.eval.golden import load_golden
 from ragbench.llm.signals import paragraphs
 from ragbench.schema import Classification
@@ -259,21 +259,8 @@ PROBES = {"development": (DEVELOPMENT_INJECTIONS, DEVELOPMENT_ORDINARY),
 #: The documents' own level for the probes: a claim of another level is an injection.
 LEVEL = Classification.INTERNAL
 _V1_MARKERS = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")
-_V1_AI = r"(?:ai|a\.i\.|llm|language\s+model|assistant|chat\s*bot|chatbot|bot|copilot|model)s?"
-#: injection-v1's ``addressed-to-ai`` rules, frozen here (v5 narrowed one of them in the package).
-_V1_ADDRESSED = re.compile(
-    r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+)*"
-    r"(?:previous\s+|prior\s+|above\s+|earlier\s+|other\s+|existing\s+|original\s+)?"
-    r"(?:instructions?|rules|guidelines|prompts?|access\s+controls?|restrictions|policies)\b"
-    r"|\b(?:to|for)\s+(?:any|all|every|each)\s+(?:ai\s+|automated\s+)?" + _V1_AI + r"\b"
-    r"|\b(?:ai|llm)\s+(?:assistants?|models?|systems?|tools?)\s+(?:reading|must|should|shall|will|are\s+to)\b"
-    r"|(?:^|[.!?:]\s+|\n)\s*(?:assistant|ai|chatbot|system|model)\s*:"
-    r"|\bdeveloper\s+mode\b|\bsystem\s+prompt\b|\bjailbreak\b|\byou\s+are\s+now\s+(?:in|a|an)\b"
-    r"|\b(?:highest|supreme|ultimate|overriding)\s+authority\b"
-    r"|\b(?:overrides?|supersedes?|takes?\s+precedence\s+over)\s+(?:every|all|any)\s+other\b"
-    r"|\bthis\s+(?:thread|post|page|comment|message|note|reply|email|e-mail|text)\s+is\s+(?:an?\s+|the\s+)?"
-    r"(?:official|authoritative|binding)\b",
-    re.IGNORECASE)
+#: injection-v1's ``addressed-to-ai`` rules: the package's, without the one narrowing v5 added to them.
+_V1_ADDRESSED = re.compile(ADDRESSED.pattern.replace(V5_NARROWING, ""), re.IGNORECASE)
 
 
 def flagged_v1(text: str, level: Classification | None = LEVEL) -> bool:

@@ -65,6 +65,8 @@ CREATE TABLE IF NOT EXISTS quarantine_spans (
 );
 """
 
+#: "AI tools should not be used to …" is about the tools, not addressed to them (added in injection-v5).
+V5_NARROWING = r"(?!\s+(?:not\s+)?be\b)"
 _AI = r"(?:ai|a\.i\.|llm|language\s+model|assistant|chat\s*bot|chatbot|bot|copilot|model)s?"
 ADDRESSED = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+)*"
@@ -72,7 +74,7 @@ ADDRESSED = re.compile(
     r"(?:instructions?|rules|guidelines|prompts?|access\s+controls?|restrictions|policies)\b"
     r"|\b(?:to|for)\s+(?:any|all|every|each)\s+(?:ai\s+|automated\s+)?" + _AI + r"\b"
     r"|\b(?:ai|llm)\s+(?:assistants?|models?|systems?|tools?)\s+(?:reading|must|should|shall|will|are\s+to)\b"
-    r"(?!\s+(?:not\s+)?be\b)"  # "AI tools should not be used to …" is about the tools, not addressed to them
+    + V5_NARROWING +
     r"|(?:^|[.!?:]\s+|\n)\s*(?:assistant|ai|chatbot|system|model)\s*:"
     r"|\bdeveloper\s+mode\b|\bsystem\s+prompt\b|\bjailbreak\b|\byou\s+are\s+now\s+(?:in|a|an)\b"
     r"|\b(?:highest|supreme|ultimate|overriding)\s+authority\b"
