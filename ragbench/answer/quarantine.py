@@ -28,11 +28,13 @@ never quoted and never reaches a chat model. Detection is paragraph-level on pur
 injected instruction belong to the same untrusted post.
 
 These are phrase rules, and they carry only partly to phrasings nobody wrote them for: on a probe set written after
-the v5 rules were fixed they flag 11 of 20 injections (v1: 3) and 3 of 20 ordinary sentences (v1: 2), and no
-paragraph of the golden sets or of SciFact that v1 did not (``benchmarks/injection_probes.py``, docs/answers.md).
+the v5 rules were fixed they flag 11 of 20 injections (v1: 3) and 2 of 20 ordinary sentences (v1: 2; 3 when first
+scored, before one v1 rule was narrowed), and no paragraph of the golden sets or of SciFact that v1 did not
+(``benchmarks/injection_probes.py``, docs/answers.md).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -87,8 +89,8 @@ ADDRESSED = re.compile(
 _MACHINE = (r"(?:ai|a\.i\.|generative\s+ai|llms?|(?:large\s+)?language\s+models?|chat\s*bots?|copilots?|chatgpt|"
             r"(?:ai|llm)[-\s]powered\s+[\w-]+|(?:automated\s+)?answer(?:ing)?\s+(?:tools?|bots?|engines?|systems?)|"
             r"gpt(?:s|-based\s+tools?|\s+tools?)?|web\s+(?:scrapers?|crawlers?)|scrapers?|crawlers?"
-            r"|(?:ai|virtual|digital|automated|helpdesk|help\s+desk|answering|search|generative)\s+(?:assistants?|agents?|"
-            r"tools?|systems?|readers?|bots?|models?|engines?|helpers?)"
+            r"|(?:ai|virtual|digital|automated|helpdesk|help\s+desk|answering|search|generative)\s+"
+            r"(?:assistants?|agents?|tools?|systems?|readers?|bots?|models?|engines?|helpers?)"
             r"|automated\s+(?:summari[sz]ers?|readers?|search\s+tools?))")
 _ANY_READER = r"(?:" + _MACHINE + r"|assistants?|bots?|models?|machines?|search\s+tools?)"
 #: Quieter injections (injection-v3 to v5): a machine reader named as the one addressed, or text that steers an answer.
@@ -96,9 +98,10 @@ STEERING = re.compile(
     # addressed: "Note for AI assistants:", "Instructions for the helpdesk bot:", "Attention language models",
     # "Dear virtual assistant", "Chatbots: …" at the start of a sentence
     # (at the start of a sentence or line, as a heading is: "instructions to AI systems" mid-sentence describes one)
-    r"(?:^|[.!?:;]\s+|\n|[(<]|<!--)[\s*>#_(-]*(?:(?:as\s+)?a\s+|hidden\s+|important\s+|urgent\s+|begin\s+|start\s+)?(?:notes?|messages?|"
-    r"notices?|instructions?|reminders?|warnings?|guidance|nb|n\.b\.|important|urgent|ps|p\.s\.)\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+)?"
-    + _ANY_READER + r"\b"
+    r"(?:^|[.!?:;]\s+|\n|[(<]|<!--)[\s*>#_(-]*"
+    r"(?:(?:as\s+)?a\s+|hidden\s+|important\s+|urgent\s+|begin\s+|start\s+)?"
+    r"(?:notes?|messages?|notices?|instructions?|reminders?|warnings?|guidance|nb|n\.b\.|important|urgent|ps|p\.s\.)"
+    r"\s+(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+|each\s+)?" + _ANY_READER + r"\b"
     r"|\b(?:attention|dear|hey|hello|hi|heads\s+up)\s*,?\s+(?:all\s+|any\s+|every\s+)?" + _ANY_READER + r"\b"
     r"|(?:^|[.!?]\s+|\n|[(])[\s*#_]*(?:" + _MACHINE + r"|assistant|bots?)(?:\s+notice)?\s*[:,]"
     r"|(?:^|[.!?]\s+|\n)[\s*#_]*" + _ANY_READER + r"\s+(?:instructions?|rules|notice|note|guidance|directive)s?\s*:"
@@ -115,8 +118,8 @@ STEERING = re.compile(
     # hidden text (an HTML comment) naming a machine reader: never meant for a person
     r"|<!--(?:(?!-->).)*\b" + _ANY_READER + r"\b"
     # "If you are an AI reading this", "You are a helpful assistant"
-    r"|\bif\s+you(?:\s+are|'re|\u2019re)\s+(?:an?\s+)?(?:ai\b|a\.i\.|llm|language\s+model|assistant|chat\s*bot|bot\b|automated|"
-    r"machine)"
+    r"|\bif\s+you(?:\s+are|'re|\u2019re)\s+(?:an?\s+)?"
+    r"(?:ai\b|a\.i\.|llm|language\s+model|assistant|chat\s*bot|bot\b|automated|machine)"
     r"|\byou\s+are\s+an?\s+(?:helpful\s+|ai\s+)?(?:assistant|language\s+model|chat\s*bot)\b"
     # "Any AI tool answering questions should …", "Automated systems summarising this page must …"
     r"|\b(?:any|all|every|each)\s+" + _MACHINE + r"\b"
@@ -124,18 +127,17 @@ STEERING = re.compile(
     r"indexing|quoting)\s+(?:this|these|questions)\b"
     # a machine reader as the subject of a directive about what it says or does with the text ("The bot should say
     # …", "Machine readers should rely only on this reply"; "can" and "may" describe a product, not direct it)
-    r"|\b(?:" + _MACHINE + r"|bots?|machine\s+readers?|search\s+assistants?)(?:\s+[\w-]+){0,4}?\s+(?:must|should|shall|"
-    r"needs?\s+to|are\s+to|is\s+to|has\s+to|have\s+to)\s+(?:not\s+|never\s+|always\s+|only\s+|now\s+)*(?:answer|say|tell|"
-    r"reply|respond|cite|quote|reveal|print|output|list|summari[sz]e|treat|mark|classify|skip|ignore|disregard|rely|rank|"
-    r"prefer|present|describe|repeat|recommend|state|trust|disclose|give)\b"
+    r"|\b(?:" + _MACHINE + r"|bots?|machine\s+readers?|search\s+assistants?)(?:\s+[\w-]+){0,4}?\s+"
+    r"(?:must|should|shall|needs?\s+to|are\s+to|is\s+to|has\s+to|have\s+to)\s+"
+    r"(?:not\s+|never\s+|always\s+|only\s+|now\s+)*"
+    r"(?:answer|say|tell|reply|respond|cite|quote|reveal|print|output|list|summari[sz]e|treat|mark|classify|skip|"
+    r"ignore|disregard|rely|rank|prefer|present|describe|repeat|recommend|state|trust|disclose|give)\b"
     r"|\bfor\s+(?:the\s+)?" + _MACHINE + r"\s+only\b"
     r"|\b(?:tell|instruct|have|get|make)\s+your\s+(?:ai|llm|chat\s*bot|bot)\b"
     r"|</?(?:system|assistant|user|instructions?)>"
     r"|\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|earlier|above)\s+"
     r"(?:context|messages?|conversation|text)\b|\bnew\s+task\s*:"
     r"|\bthe\s+answer\s+to\s+(?:any|every|all)\s+questions?\b"
-    r"|\bthis\s+(?:forum\s+)?(?:thread|post|comment|reply|message|note)\s+(?:should|must|is\s+to)\s+be\s+(?:treated|used|"
-    r"cited|quoted|regarded|taken)\s+as\b"
     # steering an answer rather than informing a reader
     r"|\bregardless\s+of\s+what\s+(?:the\s+)?(?:other\s+|official\s+)?(?:documents?|sources?|policies|pages|records|"
     r"handbooks?)\s+says?\b"
@@ -153,11 +155,11 @@ STEERING = re.compile(
     r"|\bpretend\s+(?:that\s+)?you\s+are\b"
     r"|\b(?:do\s+not|don't|never|stop)\s+(?:follow(?:ing)?|obey(?:ing)?|apply(?:ing)?)\s+(?:your|any)\s+"
     r"(?:earlier|previous|prior|original|other|usual|own)\s+(?:guidance|instructions|rules)\b"
-    # a post claiming more authority than the organisation's documents
+    # a post claiming more authority than the organisation's documents, or asking to be taken as the answer
     r"|\bthis\s+(?:forum\s+)?(?:thread|post|comment|reply|message|note)\s+(?:has\s+been\s+(?:approved|endorsed|"
-    r"verified)\b|replaces\b|supersedes\b|overrides\b|is\s+more\s+authoritative\b|is\s+the\s+(?:only\s+)?"
-    r"(?:official|final|authoritative|correct)\b)"
-    r"|\bthis\s+(?:forum\s+)?(?:thread|post|comment|reply|message|note)\s+is\s+(?:authoritative|binding|official)\b"
+    r"verified)|replaces|supersedes|overrides|is\s+(?:more\s+)?authoritative|is\s+(?:binding|official)|is\s+the\s+"
+    r"(?:only\s+)?(?:official|final|authoritative|correct)|(?:should|must|is\s+to)\s+be\s+(?:treated|used|cited|quoted|"
+    r"regarded|taken)\s+as)\b"
     r"|\bmore\s+authoritative\s+than\b"
     r"|\b(?:outranks?|trumps?)\s+(?:every|all|any|the)\b"
     r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:you\s+(?:were|have\s+been)\s+told|above|"
@@ -220,6 +222,13 @@ def redact_text(text: str, classification: Classification | None = None) -> str:
     for f in reversed(flags):
         text = text[: f.start] + PLACEHOLDER + text[f.end:]
     return text
+
+
+@functools.lru_cache(maxsize=4096)
+def _redacted(text: str, classification: Classification | None) -> str:
+    """:func:`redact_text`, remembered: :meth:`Quarantine.redact` scans every retrieved chunk again on every
+    question, and the same chunks come back across questions."""
+    return redact_text(text, classification)
 
 
 def flagged_texts(documents: Iterable[Any]) -> list[str]:
@@ -300,6 +309,6 @@ class Quarantine:
                 a, b = max(f.start, h.start) - h.start, min(f.end, h.end) - h.start
                 text = text[:a] + PLACEHOLDER + text[b:]
             acl = self.store.acl_of(h.doc_id)
-            text = redact_text(text, acl.classification if acl is not None else None)
+            text = _redacted(text, acl.classification if acl is not None else None)
             out.append(h if text == h.text else replace(h, text=text))
         return out
