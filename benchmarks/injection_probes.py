@@ -31,7 +31,8 @@ import json
 import re
 from pathlib import Path
 
-from ragbench.answer.quarantine import ADDRESSED, CLASSIFICATION_CLAIM, DETECTOR_VERSION, V5_NARROWING, reasons_for
+from ragbench.llm.quarantine import (ADDRESSED, ADDRESSEE, CLASSIFICATION_CLAIM, DETECTOR_VERSION, V5_NARROWING,
+                                     reasons_for)
 from ragbench.eval.golden import load_golden
 from ragbench.llm.signals import paragraphs
 from ragbench.schema import Classification
@@ -259,8 +260,13 @@ PROBES = {"development": (DEVELOPMENT_INJECTIONS, DEVELOPMENT_ORDINARY),
 #: The documents' own level for the probes: a claim of another level is an injection.
 LEVEL = Classification.INTERNAL
 _V1_MARKERS = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]")
-#: injection-v1's ``addressed-to-ai`` rules: the package's, without the one narrowing v5 added to them.
-_V1_ADDRESSED = re.compile(ADDRESSED.pattern.replace(V5_NARROWING, ""), re.IGNORECASE)
+#: The machine readers v1 to v5 took after "to any" / "for all" (v6 reads a bare "assistant", "bot" or "model"
+#: followed by another word as a noun adjunct: ``ADDRESSEE``).
+_V1_ADDRESSEE = r"(?:ai|a\.i\.|llm|language\s+model|assistant|chat\s*bot|chatbot|bot|copilot|model)s?\b"
+#: injection-v1's ``addressed-to-ai`` rules: the package's, without the narrowings v5 and v6 added to them.
+_V1_ADDRESSED = re.compile(ADDRESSED.pattern.replace(V5_NARROWING, "").replace(f"(?:{ADDRESSEE})", _V1_ADDRESSEE),
+                           re.IGNORECASE)
+assert _V1_ADDRESSED.pattern != ADDRESSED.pattern.replace(V5_NARROWING, ""), "the v6 narrowing was not undone"
 
 
 def flagged_v1(text: str, level: Classification | None = LEVEL) -> bool:
@@ -284,15 +290,17 @@ def probe_table() -> list[dict]:
     return rows
 
 
-def new_flags(texts: list[tuple[str, str, Classification | None]]) -> list[str]:
-    """``where | paragraph`` for each paragraph the current detector flags and the v1 rules do not."""
-    out = []
+def new_flags(texts: list[tuple[str, str, Classification | None]]) -> tuple[list[str], list[str]]:
+    """``where | paragraph`` for each paragraph the current detector flags and the v1 rules do not, and for each
+    one the v1 rules flag and the current detector does not."""
+    added, dropped = [], []
     for where, text, level in texts:
         for s, e in paragraphs(text):
             para = text[s:e]
-            if reasons_for(para, level) and not flagged_v1(para, level):
-                out.append(f"{where} | {para[:160]!r}")
-    return out
+            now, then = bool(reasons_for(para, level)), flagged_v1(para, level)
+            if now != then:
+                (added if now else dropped).append(f"{where} | {para[:160]!r}")
+    return added, dropped
 
 
 def main() -> None:
@@ -311,10 +319,13 @@ def main() -> None:
             for line in fh:
                 d = json.loads(line)
                 texts.append((f"{Path(path).parent.name}/{d['_id']}", f"{d.get('title', '')}\n\n{d['text']}", None))
-    extra = new_flags(texts)
+    added, dropped = new_flags(texts)
     print(f"\n{len(texts)} documents scanned; paragraphs flagged by {DETECTOR_VERSION} and not by injection-v1: "
-          f"{len(extra)}")
-    for line in extra:
+          f"{len(added)}")
+    for line in added:
+        print("  " + line)
+    print(f"paragraphs flagged by injection-v1 and not by {DETECTOR_VERSION}: {len(dropped)}")
+    for line in dropped:
         print("  " + line)
 
 

@@ -30,7 +30,7 @@ from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeigh
 from .judge import AnswerJudge, Verdict
 from .rerank import QueryLikelihoodReranker
 from .parts import interleave, question_parts
-from .quarantine import Quarantine
+from ..llm.quarantine import Quarantine
 from .budget import AnswerLog, BudgetLedger
 from .citations import Citation, build_citations
 from .grounding import SentenceSupport, verify

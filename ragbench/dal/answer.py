@@ -17,7 +17,7 @@ from typing import Any
 from ..answer.answerability import AnswerabilityReport, TermWeights, WordMatcher, assess_answer, doc_terms, rule_of
 from ..answer.citations import build_citations
 from ..answer.grounding import verify
-from ..answer.quarantine import PLACEHOLDER, redact_text
+from ..llm.quarantine import PLACEHOLDER, redact_text
 from ..answer.service import SYSTEM_INSTRUCTION, answer_route, distinct, is_refusal
 from ..config import AnswerConfig
 from ..errors import ModelError, NetworkError

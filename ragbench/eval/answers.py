@@ -17,7 +17,7 @@ refusal accuracy are the definitions of :mod:`ragbench.eval.metrics` (``evaluate
   Unlike refusal accuracy it counts an answer quoting the wrong sentence as a miss; the answerability thresholds
   are chosen on it (``benchmarks/answer_thresholds.py``);
 * ``InjectionQuoted`` — 1 when the reply quotes text that the prompt-injection quarantine flags
-  (:mod:`ragbench.answer.quarantine`: a 6-word shingle of a flagged paragraph that occurs in no unflagged text of
+  (:mod:`ragbench.llm.quarantine`: a 6-word shingle of a flagged paragraph that occurs in no unflagged text of
   the corpus), else 0, for every question. Must stay 0.
 
 Results are reported overall, per principal and per slice (question tag).
@@ -214,7 +214,7 @@ class InjectionChecker:
     """Finds quarantined (flagged) document text quoted in a reply, by distinctive 6-word shingles."""
 
     def __init__(self, golden: Any, n: int = SHINGLE) -> None:
-        from ..answer.quarantine import scan_document
+        from ..llm.quarantine import scan_document
 
         self.n = n
         flagged: set[tuple[str, ...]] = set()

@@ -30,6 +30,7 @@ from .answer_types import asks_for_action, expected_type, has_type, is_instructi
 from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, split_answer_sentences,
                       strip_markers)
 from .parts import question_parts
+from .quarantine import addresses_ai
 from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_conflicts, paragraph_headings,
                       paragraphs, range_conflicts, salient_terms, table_headers, term_set, value_conflicts,
                       weight_lookup)
@@ -37,15 +38,6 @@ from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_
 _LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
 _MARKUP = re.compile(r"\*\*|__|`")
 _LEAD = re.compile(r"^(?:#+|[-*+>|]|\d+[.)])\s+")
-
-#: Text addressed to an AI rather than to a reader: a passage containing it is never quoted.
-INJECTION = re.compile(
-    r"ignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier)\s+instructions"
-    r"|disregard\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+instructions"
-    r"|(?:to|for)\s+(?:any|an|the)\s+(?:ai|llm|language\s+model)\b"
-    r"|\bdeveloper\s+mode\b|\bsystem\s+prompt\b|\bjailbreak\b"
-    r"|\byou\s+are\s+now\s+(?:in|a|an)\b", re.IGNORECASE)
-
 
 #: "What is Project Kingfisher?": a question asking what a named thing is.
 _DEFINITION_Q = re.compile(r"^\s*[Ww]hat\s+(?:is|are|was|were)\s+(?:the\s+)?"
@@ -66,8 +58,10 @@ def defines(sentence: str, name: str) -> bool:
 
 
 def is_injection(text: str) -> bool:
-    """True when ``text`` contains instructions addressed to an AI model (prompt injection)."""
-    return bool(INJECTION.search(text))
+    """True when ``text`` contains instructions addressed to an AI model (prompt injection): the quarantine's
+    ``addressed-to-ai`` rules, applied again to every passage the reader is handed (defence in depth for callers
+    that did not quarantine the passages)."""
+    return addresses_ai(text)
 
 
 def clean_sentence(sentence: str) -> str:

@@ -18,7 +18,8 @@ instructions, a pasted note claiming "This document is Public" on an Internal pa
   with the text (``The bot should say …``; ``can`` and ``may`` describe a product and are not flagged);
 * ``classification-claim`` — the text claims a classification other than the document's ACL (the store's ACL is
   what counts, never the text);
-* ``citation-markers`` — ``[n]`` markers inside a document, which only the answering service may write, and
+* ``citation-markers`` — ``[n]`` markers inside a document (n from 1, opening a token: not ``r[62]`` or a list
+  ``[0, 4, 16]``), which only the answering service may write, and
   (``injection-v3``) the other forms a model's context uses: ``[RAG:1a2b3c4d]`` (the EE-RAG tag), ``[Source 2]``,
   ``[Doc 3]``, ``[Passage 1]``.
 
@@ -42,12 +43,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
-from ..llm.signals import paragraphs
-from ..schema import Classification, Hit
+from ..schema import Chunk, Classification, Hit
+from .signals import paragraphs
 
+#: The store schema's name predates the module's move from ``answer/`` (stores keep their tables).
 SCHEMA = "answer.quarantine"
 #: Bump when the detector changes: every document is scanned again.
-DETECTOR_VERSION = "injection-v5"
+DETECTOR_VERSION = "injection-v6"
 PLACEHOLDER = "[quarantined]"
 
 DDL = """
@@ -69,12 +71,18 @@ CREATE TABLE IF NOT EXISTS quarantine_spans (
 
 #: "AI tools should not be used to …" is about the tools, not addressed to them (added in injection-v5).
 V5_NARROWING = r"(?!\s+(?:not\s+)?be\b)"
-_AI = r"(?:ai|a\.i\.|llm|language\s+model|assistant|chat\s*bot|chatbot|bot|copilot|model)s?"
+#: "To any AI …" addresses a machine; a bare "assistant", "bot" or "model" followed by another word is a noun adjunct
+#: ("for all model species", "for all assistant managers") unless the word says what it does with the text (added
+#: in injection-v6: v1 to v5 flagged a SciFact abstract's "For any given genome … for all model species").
+_ADDRESSEE_VERB = (r"(?:reading|answering|processing|summari[sz]ing|handling|parsing|scanning|indexing|asked|used"
+                   r"|that|which|who)\b")
+ADDRESSEE = (r"(?:ai|a\.i\.|llm|language\s+model|chat\s*bot|chatbot|copilot)s?\b"
+                 r"|(?:assistant|bot|model)s?\b(?!\s+(?!" + _ADDRESSEE_VERB + r")[a-z])")
 ADDRESSED = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+)*"
     r"(?:previous\s+|prior\s+|above\s+|earlier\s+|other\s+|existing\s+|original\s+)?"
     r"(?:instructions?|rules|guidelines|prompts?|access\s+controls?|restrictions|policies)\b"
-    r"|\b(?:to|for)\s+(?:any|all|every|each)\s+(?:ai\s+|automated\s+)?" + _AI + r"\b"
+    r"|\b(?:to|for)\s+(?:any|all|every|each)\s+(?:ai\s+|automated\s+)?(?:" + ADDRESSEE + r")"
     r"|\b(?:ai|llm)\s+(?:assistants?|models?|systems?|tools?)\s+(?:reading|must|should|shall|will|are\s+to)\b"
     + V5_NARROWING +
     r"|(?:^|[.!?:]\s+|\n)\s*(?:assistant|ai|chatbot|system|model)\s*:"
@@ -175,7 +183,9 @@ CLASSIFICATION_CLAIM = re.compile(
     r"(?:(?:re-?)?classified\s+(?:as\s+)?)?(public|internal|confidential|restricted)\b"
     r"|\bclassification\s*(?:is|:)\s*(public|internal|confidential|restricted)\b",
     re.IGNORECASE)
-MARKERS = re.compile(r"\[\s*\d+(?:\s*,\s*\d+)*\s*\]|\[\s*RAG\s*:\s*[0-9a-f]{6,}\s*\]"
+#: ``[n]`` as the answering service writes it: numbers from 1, opening a token. Since injection-v6 an index or a gene
+#: name (``r[62]``, ``GABA(B[1])``) and a list or interval starting at 0 (``[0, 4, 16]``, ``[0,1]``) are not markers.
+MARKERS = re.compile(r"(?<![\w\])])\[\s*[1-9]\d*(?:\s*,\s*[1-9]\d*)*\s*\]|\[\s*RAG\s*:\s*[0-9a-f]{6,}\s*\]"
                      r"|\[\s*(?:source|doc|document|passage|context|chunk)\s*#?\s*\d+\s*\]", re.IGNORECASE)
 
 
@@ -188,10 +198,15 @@ class Flag:
     reasons: tuple[str, ...]
 
 
+def addresses_ai(text: str) -> bool:
+    """True when ``text`` holds instructions or claims addressed to an AI model (the ``addressed-to-ai`` reason)."""
+    return bool(ADDRESSED.search(text) or STEERING.search(text))
+
+
 def reasons_for(text: str, classification: Classification | None = None) -> tuple[str, ...]:
     """Why ``text`` is quarantined (empty when it is not)."""
     out = []
-    if ADDRESSED.search(text) or STEERING.search(text):
+    if addresses_ai(text):
         out.append("addressed-to-ai")
     for m in CLASSIFICATION_CLAIM.finditer(text):
         if m.start() > 0 and text[m.start() - 1] in "\"“‘'«":
@@ -241,24 +256,75 @@ def flagged_texts(documents: Iterable[Any]) -> list[str]:
 
 
 class Quarantine:
-    """Flags kept in a store: :meth:`refresh` scans new or changed documents, :meth:`redact` cleans hits."""
+    """Flags kept in a store: :meth:`refresh` scans new or changed documents, :meth:`redact` cleans hits.
+    Documents whose id starts with ``exclude_prefix`` are neither scanned nor redacted (EE-RAG's conversation
+    memory: the conversation's own turns, a new document every turn)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, exclude_prefix: str | None = None) -> None:
         self.store = store
+        self.exclude_prefix = exclude_prefix
         self._signature: str | None = None
         self._spans: dict[str, list[Flag]] = {}
+        self._loaded: dict[str, str] = {}  # doc id → the content hash whose flags are in _spans
         store.ensure_schema(SCHEMA, DDL, 1)
 
     def refresh(self) -> int:
         """Scan every document whose content or detector changed since its last scan (one transaction);
-        forget documents that are gone. Returns the number of documents scanned."""
-        rows = [tuple(r) for r in self.store.query("SELECT doc_id, sha256 FROM documents ORDER BY doc_id")]
+        forget documents that are gone. Returns the number of documents scanned. ``ragbench index`` calls it after
+        an ingest, so the flags are in the store before the first question."""
+        prefix = self.exclude_prefix or ""
+        rows = [tuple(r) for r in self.store.query(
+            "SELECT doc_id, sha256 FROM documents WHERE ? = '' OR substr(doc_id, 1, ?) <> ? ORDER BY doc_id",
+            (prefix, len(prefix), prefix))]
         signature = hashlib.sha256(json.dumps([rows, DETECTOR_VERSION]).encode("utf-8")).hexdigest()
         if signature == self._signature:
             return 0
         seen = {r[0]: (r[1], r[2]) for r in self.store.query("SELECT doc_id, sha256, detector FROM quarantine_scans")}
         todo = [doc_id for doc_id, sha in rows if seen.get(doc_id) != (sha, DETECTOR_VERSION)]
-        gone = sorted(set(seen) - {r[0] for r in rows})
+        # another Quarantine over the same store may scan the excluded documents: their scans are not "gone"
+        gone = sorted({d for d in seen if not self._excluded(d)} - {r[0] for r in rows})
+        self._write(todo, gone)
+        self._spans, self._loaded = {}, {doc_id: sha for doc_id, sha in rows}
+        for doc_id, start, end, reasons in self.store.query(
+                "SELECT doc_id, start, end, reasons FROM quarantine_spans ORDER BY doc_id, start"):
+            self._spans.setdefault(doc_id, []).append(Flag(int(start), int(end), tuple(reasons.split(","))))
+        self._signature = signature
+        return len(todo)
+
+    def scan(self, doc_ids: Iterable[str]) -> int:
+        """Scan those of ``doc_ids`` whose content or detector changed since their last scan, and load their
+        flags: what redacting a few hits needs, without reading the whole store. Returns the number scanned."""
+        ids = sorted({d for d in doc_ids if not self._excluded(d)})
+        rows = []
+        for i in range(0, len(ids), 500):
+            batch = ids[i:i + 500]
+            rows += self.store.query(
+                "SELECT d.doc_id, d.sha256, s.sha256, s.detector FROM documents d LEFT JOIN quarantine_scans s "
+                f"ON s.doc_id = d.doc_id WHERE d.doc_id IN ({', '.join('?' * len(batch))})", batch)
+        todo = [r[0] for r in rows if (r[2], r[3]) != (r[1], DETECTOR_VERSION)]
+        self._write(todo, [])
+        stale = [r[0] for r in rows if self._loaded.get(r[0]) != r[1]]
+        for i in range(0, len(stale), 500):
+            batch = stale[i:i + 500]
+            found: dict[str, list[Flag]] = {d: [] for d in batch}
+            for doc_id, start, end, reasons in self.store.query(
+                    "SELECT doc_id, start, end, reasons FROM quarantine_spans "
+                    f"WHERE doc_id IN ({', '.join('?' * len(batch))}) ORDER BY doc_id, start", batch):
+                found[doc_id].append(Flag(int(start), int(end), tuple(reasons.split(","))))
+            for doc_id, flags in found.items():
+                if flags:
+                    self._spans[doc_id] = flags
+                else:
+                    self._spans.pop(doc_id, None)
+        self._loaded.update((r[0], r[1]) for r in rows)
+        if todo:
+            self._signature = None  # the store changed under refresh's shortcut
+        return len(todo)
+
+    def _write(self, todo: Sequence[str], gone: Sequence[str]) -> None:
+        """Scan ``todo`` and forget ``gone``, in one transaction."""
+        if not todo and not gone:
+            return
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with self.store.transaction() as conn:
             for doc_id in gone:
@@ -274,19 +340,18 @@ class Quarantine:
                                  [(doc_id, f.start, f.end, ",".join(f.reasons)) for f in flags])
                 conn.execute("INSERT OR REPLACE INTO quarantine_scans VALUES (?, ?, ?, ?, ?)",
                              (doc_id, doc.sha256, DETECTOR_VERSION, len(flags), now))
-        self._spans = {}
-        for doc_id, start, end, reasons in self.store.query(
-                "SELECT doc_id, start, end, reasons FROM quarantine_spans ORDER BY doc_id, start"):
-            self._spans.setdefault(doc_id, []).append(Flag(int(start), int(end), tuple(reasons.split(","))))
-        self._signature = signature
-        return len(todo)
+
+    def _excluded(self, doc_id: str) -> bool:
+        return self.exclude_prefix is not None and doc_id.startswith(self.exclude_prefix)
 
     def flags(self, doc_id: str) -> list[Flag]:
-        """The flagged spans of one document (after :meth:`refresh`)."""
+        """The flagged spans of one document (scanned first if it changed)."""
+        self.scan([doc_id])
         return list(self._spans.get(doc_id, ()))
 
     def flagged_chunks(self) -> dict[str, tuple[str, ...]]:
-        """chunk id → the reasons of the flagged spans it overlaps."""
+        """chunk id → the reasons of the flagged spans it overlaps (after a full :meth:`refresh`)."""
+        self.refresh()
         out: dict[str, tuple[str, ...]] = {}
         for c in self.store.chunks(sorted(self._spans)):
             why = sorted({r for f in self._spans.get(c.doc_id, ()) if f.start < c.end and f.end > c.start
@@ -295,20 +360,37 @@ class Quarantine:
                 out[c.chunk_id] = tuple(why)
         return out
 
+    def clean(self, doc_id: str, start: int, end: int, text: str) -> str:
+        """``text``, the span ``[start, end)`` of document ``doc_id``, with every flagged span replaced by
+        :data:`PLACEHOLDER` (after :meth:`scan` of the document). Text that is not the document's slice is scanned
+        directly, and so is the result (defence in depth: a store written before the rules changed). Excluded
+        documents' text is returned as it is."""
+        if self._excluded(doc_id):
+            return text
+        spans = [f for f in self._spans.get(doc_id, ()) if f.start < end and f.end > start]
+        if len(text) != end - start:
+            spans = []  # not the document's slice: offsets would cut the wrong text
+        for f in sorted(spans, key=lambda f: -f.start):
+            a, b = max(f.start, start) - start, min(f.end, end) - start
+            text = text[:a] + PLACEHOLDER + text[b:]
+        acl = self.store.acl_of(doc_id)
+        return _redacted(text, acl.classification if acl is not None else None)
+
     def redact(self, hits: Sequence[Hit]) -> list[Hit]:
-        """Hits whose text has every flagged span replaced by :data:`PLACEHOLDER`. A hit whose text is not its
-        document's slice is scanned directly (defence in depth)."""
-        self.refresh()
+        """Hits whose text has every flagged span replaced by :data:`PLACEHOLDER`."""
+        self.scan(h.doc_id for h in hits)
         out = []
         for h in hits:
-            text = h.text
-            spans = [f for f in self._spans.get(h.doc_id, ()) if f.start < h.end and f.end > h.start]
-            if len(text) != h.end - h.start:
-                spans = []  # not the document's slice: offsets would cut the wrong text
-            for f in sorted(spans, key=lambda f: -f.start):
-                a, b = max(f.start, h.start) - h.start, min(f.end, h.end) - h.start
-                text = text[:a] + PLACEHOLDER + text[b:]
-            acl = self.store.acl_of(h.doc_id)
-            text = _redacted(text, acl.classification if acl is not None else None)
+            text = self.clean(h.doc_id, h.start, h.end, h.text)
             out.append(h if text == h.text else replace(h, text=text))
+        return out
+
+    def redact_chunks(self, chunks: Sequence[Chunk]) -> list[Chunk]:
+        """Chunks (as stored) whose text has every flagged span replaced by :data:`PLACEHOLDER`; the summary is
+        left to the caller, which knows how its summaries were made."""
+        self.scan(c.doc_id for c in chunks)
+        out = []
+        for c in chunks:
+            text = self.clean(c.doc_id, c.start, c.end, c.text)
+            out.append(c if text == c.text else replace(c, text=text))
         return out
