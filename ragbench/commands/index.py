@@ -2,7 +2,8 @@
 
 Document id = the file path as given (POSIX form), title = the first markdown ``# heading`` or the file name
 (:mod:`ragbench.store.files`). Re-running is cheap: unchanged files are skipped by content hash; changed ones get a
-new version."""
+new version. Every ingested document is then scanned by the prompt-injection quarantine
+(:mod:`ragbench.llm.quarantine`), so its flags are in the store before the first question."""
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,7 @@ def _split(value: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..llm.quarantine import Quarantine
     from ..retrieval.factory import make_chunker
     from ..schema import Acl
     from ..store import KnowledgeStore
@@ -46,9 +48,18 @@ def run(args: argparse.Namespace) -> int:
     with KnowledgeStore.open(args.store) as store:
         report = store.ingest(docs, chunker, embedder, show_progress=show_progress(args))
         total = len(store)
+        ids = sorted({d.doc_id for d in docs})
+        scanned = Quarantine(store).scan(ids)
+        flagged = [r[0] for r in store.query(
+            f"SELECT doc_id FROM quarantine_scans WHERE flagged > 0 AND doc_id IN ({', '.join('?' * len(ids))}) "
+            "ORDER BY doc_id", ids)] if ids else []
     summary = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged,
-               "chunks": report.chunks, "documents": total, "errors": report.errors}
+               "chunks": report.chunks, "documents": total, "errors": report.errors,
+               "quarantine_scanned": scanned, "quarantined_documents": flagged}
     out.json(summary)
     out.text(f"indexed {len(docs)} files into {args.store}: {report.added} added, {report.updated} updated, "
              f"{report.unchanged} unchanged, {report.chunks} new chunks; {total} documents in the store")
+    if flagged:
+        out.text(f"quarantine: {len(flagged)} of them hold text addressed to an AI, a classification claim or "
+                 f"citation markers (redacted before any model sees it): {', '.join(flagged)}")
     return 0
