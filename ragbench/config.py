@@ -246,7 +246,7 @@ class AnswerConfig:
     # P(yes). Off by default: on the twelve golden sets it raised refusal accuracy but lost questions handled right
     # (the judge seldom ranks the fact's sentence first; docs/answers.md, session 24).
     rescue_sentences: int = 0
-    # Prompt-injection quarantine (ragbench.answer.quarantine): flagged paragraphs are redacted from retrieved
+    # Prompt-injection quarantine (ragbench.llm.quarantine): flagged paragraphs are redacted from retrieved
     # chunks before the model, the grounding and the citations see them.
     quarantine: bool = True
     llm_base_url: str | None = None
@@ -284,6 +284,10 @@ class EeragConfig:
     header: str = "full"             # header instructions: full (the source's three lines) | compact (one line)
     elect_prompt: str = "eerag.elect@v1"
     digest_prompt: str = "eerag.digest@v1"
+    #: Prompt-injection quarantine (ragbench.llm.quarantine) on what the model is shown: flagged paragraphs of
+    #: documents are redacted from the candidate summaries and the injected chunks (conversation memory is not:
+    #: it is the conversation's own turns, docs/eerag.md).
+    quarantine: bool = True
 
 
 @dataclass(frozen=True)

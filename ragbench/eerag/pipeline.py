@@ -23,6 +23,7 @@ import numpy as np
 from ..config import EeragConfig
 from ..errors import ConfigError, ModelError
 from ..llm.base import ChatModel, Completion
+from ..llm.quarantine import Quarantine
 from ..logs import log_decision
 from ..retrieval.base import Embedder, Retriever
 from ..retrieval.embedding import embedding_hash
@@ -32,7 +33,9 @@ from .audit import AuditLog
 from .digest import full_context, llm_digest, truncation_digest
 from .election import HEADERS, build_header, election_failure, filter_elected, make_candidates, parse_retrieve_ids
 from .hooks import ContextSelector
+from .memory import MEMORY_PREFIX
 from .session import TransientSession
+from .summarize import ExtractiveSummarizer
 
 
 @dataclass(frozen=True)
@@ -98,18 +101,34 @@ class EeragPipeline:
         self.session = TransientSession(model, system_prompt,
                                         history_filter=selector.select if selector is not None else None)
         self.audit = AuditLog(store) if audit and store is not None else None
+        self.quarantine = (Quarantine(store, exclude_prefix=MEMORY_PREFIX) if cfg.quarantine and store is not None
+                           else None)
         check_digest(cfg, digester)
 
     # -- helpers -------------------------------------------------------------------------------------------
-    def _summaries(self, hits: Sequence[Hit]) -> dict[str, str]:
+    def _summaries(self, hits: Sequence[Hit], redacted: set[str]) -> dict[str, str]:
+        """Stored summaries; a quarantined chunk's is made again from its redacted text, whatever made the stored
+        one (an LLM summariser may have read, and followed, the injected text)."""
         out = {}
         for h in hits:
+            if h.chunk_id in redacted:
+                out[h.chunk_id] = ExtractiveSummarizer(self.cfg.summary_tokens).summarize_text(h.text)
+                continue
             c = self.store.get_chunk(h.chunk_id) if self.store is not None else None
             out[h.chunk_id] = c.summary if c is not None else ""
         return out
 
+    def _redact(self, hits: Sequence[Hit]) -> tuple[list[Hit], set[str]]:
+        """Hits with the quarantine's flagged paragraphs replaced, and the ids of those that changed. Memory turns
+        are the conversation's own messages and pass as they are."""
+        if self.quarantine is None:
+            return list(hits), set()
+        out = self.quarantine.redact(hits)
+        return out, {h.chunk_id for h, o in zip(hits, out) if o.text != h.text}
+
     def _fetch(self, hits: Sequence[Hit]) -> list[Chunk]:
-        """Elected chunks, fetched fresh from the store (missing rows dropped, as in the source)."""
+        """Elected chunks, fetched fresh from the store (missing rows dropped, as in the source), with the
+        quarantine's flagged paragraphs replaced."""
         chunks = []
         for h in hits:
             c = self.store.get_chunk(h.chunk_id) if self.store is not None else None
@@ -117,7 +136,7 @@ class EeragPipeline:
                 c = Chunk(h.chunk_id, h.doc_id, 0, h.start, h.end, h.text)
             if c is not None:
                 chunks.append(c)
-        return chunks
+        return self.quarantine.redact_chunks(chunks) if self.quarantine is not None else chunks
 
     def _hashes(self, chunks: Sequence[Chunk]) -> list[str]:
         vectors: dict[str, np.ndarray] = {}
@@ -140,7 +159,11 @@ class EeragPipeline:
         hits = self.retriever.search(user_message, k=pool, principal=self.principal)
         if self.selector is not None:
             hits = self.selector.rerank(user_message, hits)[: cfg.top_k]
-        candidates = make_candidates(hits, self._summaries(hits))
+        hits, redacted = self._redact(hits)
+        if redacted:
+            log_decision("Pipeline", f"Quarantine redacted flagged text from {len(redacted)} of {len(hits)} candidates",
+                         request_id=request_id, chunks=sorted(redacted))
+        candidates = make_candidates(hits, self._summaries(hits, redacted))
         header = build_header(candidates, cfg.header) if candidates else ""
         log_decision("Pipeline", f"Surfaced {len(candidates)} candidates for request {request_id}",
                      request_id=request_id, candidates=[c.hit.chunk_id for c in candidates])
@@ -206,6 +229,6 @@ class EeragPipeline:
             elected=[c.chunk_id for c in elected_chunks], elected_docs=[c.doc_id for c in elected_chunks],
             elected_hashes=hashes, rejected_ids=rejected, context_tokens=context_tokens,
             prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, model_calls=calls,
-            meta={"election_seconds": election_seconds},
+            meta={"election_seconds": election_seconds, "quarantined": sorted(redacted)},
             election_status="failed" if failure else ("elected" if elected_hits else "declined"), failure=failure,
             transient_context=context)
