@@ -20,6 +20,7 @@ import numpy as np
 from ..config import RagbenchConfig
 from ..dal.entries import KnowledgeEntry
 from ..dal.hub import KnowledgeHub
+from ..llm.quarantine import redact_text
 from ..retrieval.retriever import make_retriever
 from ..schema import Chunk
 
@@ -39,11 +40,13 @@ class HubResult:
     confidence: float
     retrieved_at: str
     score: float
+    quarantined: bool = False  # a paragraph of ``text`` addressed to an AI (or a fake marker) was redacted
 
     def to_json(self) -> dict[str, Any]:
         return {"entry_id": self.entry_id, "topic": self.topic, "topics": list(self.topics), "text": self.text,
                 "url": self.url, "title": self.title, "tier": self.tier, "credibility": self.credibility,
-                "confidence": self.confidence, "retrieved_at": self.retrieved_at, "score": round(self.score, 6)}
+                "confidence": self.confidence, "retrieved_at": self.retrieved_at, "score": round(self.score, 6),
+                "quarantined": self.quarantined}
 
 
 def entry_text(e: KnowledgeEntry) -> str:
@@ -167,8 +170,11 @@ class HubIndex:
             return [self._result(self._entries[h.doc_id], h.score) for h in kept[:k]]
 
     def _result(self, e: KnowledgeEntry, score: float) -> HubResult:
+        raw = e.summary or e.content[:500]
+        # Web text goes to agents: the quarantine's flagged paragraphs are redacted (no ACL: any claim is flagged).
+        text = redact_text(raw)
         return HubResult(entry_id=e.entry_id, topic=e.topics[0] if e.topics else "", topics=tuple(e.topics),
-                         text=e.summary or e.content[:500], url=e.source_url, title=e.source_title,
+                         text=text, url=e.source_url, title=e.source_title,
                          tier=int(e.source_tier), credibility=float(e.credibility_score),
                          confidence=float(e.confidence), retrieved_at=self._retrieved_at.get(e.entry_id, ""),
-                         score=float(score))
+                         score=float(score), quarantined=text != raw)

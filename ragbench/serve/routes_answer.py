@@ -171,7 +171,10 @@ def search(request: Request, who: Caller, q: str = Query(min_length=1, max_lengt
     service = state.service(_mode(request, retriever))
     raw = service.retriever.search(q, k=max(k, service.cfg.candidate_k), principal=who)
     hits = service._context(post_filter(raw, who, service.store)[:k])
+    # Callers are often agents: flagged paragraphs are redacted here as they are before the service's own reader.
+    shown = service.quarantine.redact(hits) if service.cfg.quarantine else hits
     return {"query": q, "retrieval_mode": service.retrieval_mode,
             "hits": [{"rank": h.rank, "doc_id": h.doc_id, "chunk_id": h.chunk_id, "title": h.title,
-                      "score": round(float(h.score), 6), "text": h.text} for h in hits],
+                      "score": round(float(h.score), 6), "text": s.text, "quarantined": s.text != h.text}
+                     for h, s in zip(hits, shown, strict=True)],
             "request_id": current_request_id()}

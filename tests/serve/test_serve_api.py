@@ -378,6 +378,20 @@ def test_search_hits_respect_acls(server):
     assert all(h["doc_id"] != "hr-leave" for h in guest.json()["hits"])
 
 
+def test_search_hands_agents_quarantined_text(server):
+    """The public forum thread's injected reply is redacted from /v1/search hits, as before the service's reader."""
+    guest = tok("agent-q", roles=["guest"], departments=[], clearance="Public")
+    with server.client() as c:
+        r = c.get("/v1/search", params={"q": "Tern monitor readings drift upward forum", "k": 5},
+                  headers=bearer(guest))
+    hits = {h["doc_id"]: h for h in r.json()["hits"]}
+    forum = hits["pub-forum-thread"]
+    assert forum["quarantined"] is True and "[quarantined]" in forum["text"]
+    assert "ignore previous instructions" not in r.text and "developer mode" not in r.text
+    assert "moderators will never ask for passwords" in forum["text"]
+    assert all(h["quarantined"] is False for d, h in hits.items() if d != "pub-forum-thread")
+
+
 def test_page_is_served_with_a_strict_policy(server):
     with server.client() as c:
         page, script = c.get("/"), c.get("/page.js")
