@@ -58,8 +58,11 @@ def watch(args: argparse.Namespace) -> int:
             d["reprocessed"] = len(rep.reprocessed)
             out.json(d)
             out.text(f"added {rep.added}, updated {rep.updated}, unchanged {rep.unchanged}, deleted {rep.deleted}, "
-                     f"duplicates {rep.duplicates}, chunks {rep.chunks}, errors {len(rep.errors)}",
-                     *(f"  [{e.stage}/{e.kind}] {e.source}: {e.message}" for e in rep.errors))
+                     f"duplicates {rep.duplicates}, chunks {rep.chunks}, errors {len(rep.errors)}, "
+                     f"quarantined {len(rep.quarantined)}",
+                     *(f"  [{e.stage}/{e.kind}] {e.source}: {e.message}" for e in rep.errors),
+                     *(f"  [quarantine] {d}: text addressed to an AI, a classification claim or citation markers "
+                       "(redacted before any model sees it)" for d in rep.quarantined))
             # Exit status 1 when a source failed in the (last) round: its errors are printed above.
             status = EXIT_FAILURES if any(e.fatal for e in rep.errors) else EXIT_OK
             if args.once:

@@ -7,6 +7,8 @@
   NFC, newline and blank-line clean-up, HTML stripped, title and content kind extracted; an item whose cleaned
   text is already indexed under another source is a duplicate and is not indexed twice.
 * **Chunk/embed/index**: ``KnowledgeStore.ingest`` with a chunker per content kind (prose, code, chat).
+* **Quarantine**: every document written is scanned by the prompt-injection quarantine after its batch, so the
+  flags are in the store before the first question (web pages are where injected instructions come from).
 * **Atomic and resumable**: each batch — its documents, chunks, embeddings and state rows — is written in ONE
   store transaction, so a crash loses at most the batch in flight, and a rerun redoes exactly that batch, with no
   duplicates. Items missing from a complete scan of a folder or URL list leave the index.
@@ -25,6 +27,7 @@ from bs4 import BeautifulSoup
 from tqdm.auto import tqdm
 
 from ..errors import DataError
+from ..llm.quarantine import Quarantine
 from ..retrieval.base import Embedder
 from ..schema import Document
 from ..store import KnowledgeStore
@@ -56,6 +59,9 @@ class PipelineReport:
     reprocessed: tuple[str, ...]
     deleted_ids: tuple[str, ...]
     errors: tuple[SourceError, ...]
+    #: Documents written this run that hold a paragraph the prompt-injection quarantine flags (redacted before any
+    #: model or agent sees it; :mod:`ragbench.llm.quarantine`).
+    quarantined: tuple[str, ...] = ()
 
 
 def decode(item: RawSource) -> str:
@@ -192,10 +198,12 @@ class IngestionPipeline:
             bar.update(len(batch))
         bar.close()
         deleted = self._delete(state, gone)
+        written = sorted({w.doc.doc_id for w in work
+                          if w.duplicate_of is None and w.item.source_id not in done_elsewhere})
         report = PipelineReport(totals["added"], totals["updated"], unchanged + totals["unchanged"], len(deleted),
                                 totals["duplicates"], totals["chunks"],
                                 tuple(w.item.source_id for w in work if w.item.source_id not in done_elsewhere),
-                                tuple(deleted), tuple(errors))
+                                tuple(deleted), tuple(errors), self._quarantine(written))
         log.info("pipeline: %s", report)
         return report
 
@@ -237,6 +245,14 @@ class IngestionPipeline:
                              "doc_id, kind, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                              (sid, w.watcher, w.item.raw_hash, w.doc.metadata["content_hash"],
                               None if w.duplicate_of else w.doc.doc_id, w.kind, now))
+
+    def _quarantine(self, doc_ids: list[str]) -> tuple[str, ...]:
+        """Scan the documents just written; the ids of those with a flagged paragraph."""
+        if not doc_ids:
+            return ()
+        q = Quarantine(self.store)
+        q.scan(doc_ids)
+        return tuple(d for d in doc_ids if q.flags(d))
 
     @staticmethod
     def _gone(state: dict[str, dict], seen: dict[str, set[str]], complete: dict[str, bool]) -> list[str]:
