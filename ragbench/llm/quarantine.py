@@ -284,10 +284,12 @@ class Quarantine:
         # another Quarantine over the same store may scan the excluded documents: their scans are not "gone"
         gone = sorted({d for d in seen if not self._excluded(d)} - {r[0] for r in rows})
         self._write(todo, gone)
-        self._spans, self._loaded = {}, {doc_id: sha for doc_id, sha in rows}
+        spans: dict[str, list[Flag]] = {}
         for doc_id, start, end, reasons in self.store.query(
                 "SELECT doc_id, start, end, reasons FROM quarantine_spans ORDER BY doc_id, start"):
-            self._spans.setdefault(doc_id, []).append(Flag(int(start), int(end), tuple(reasons.split(","))))
+            spans.setdefault(doc_id, []).append(Flag(int(start), int(end), tuple(reasons.split(","))))
+        # swapped in whole: a server thread redacting meanwhile never sees a half-filled table
+        self._spans, self._loaded = spans, {doc_id: sha for doc_id, sha in rows}
         self._signature = signature
         return len(todo)
 
