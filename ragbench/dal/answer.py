@@ -17,7 +17,6 @@ from typing import Any
 from ..answer.answerability import AnswerabilityReport, TermWeights, WordMatcher, assess_answer, doc_terms, rule_of
 from ..answer.citations import build_citations
 from ..answer.grounding import verify
-from ..llm.quarantine import PLACEHOLDER, redact_text
 from ..answer.service import SYSTEM_INSTRUCTION, answer_route, distinct, is_refusal
 from ..config import AnswerConfig
 from ..errors import ModelError, NetworkError
@@ -26,7 +25,7 @@ from ..llm.context import REFUSAL_MESSAGE, Passage, rag_meta
 from ..llm.signals import salient_terms
 from ..schema import Hit, Message
 from ..text import normalize_whitespace, tokenize
-from .prompt import display_url, select_sources
+from .prompt import display_url, kept_facts, select_sources
 from .research import ResearchResult
 
 
@@ -75,7 +74,7 @@ def source_hits(result: ResearchResult, max_sources: int = 12, max_facts: int = 
     facts = result.facts_by_source()
     hits = []
     for i, s in enumerate(select_sources(result, max_sources)):
-        kept = [f for f in (redact_text(f) for f in facts[s.url][:max_facts]) if f.strip() and f != PLACEHOLDER]
+        kept = kept_facts(facts[s.url], max_facts)
         if kept:
             text = "\n".join(normalize_whitespace(f) for f in kept)
             hits.append(Hit(f"source-{i + 1}", s.url, float(s.tier.credibility), i, text,

@@ -2,7 +2,8 @@
 
 Sources are grouped by tier (1, 2, then 3); each shows its URL without the scheme, its title and its key facts;
 tier-3 facts are labelled "(lower confidence)". The instruction asks the model to use only those facts and to
-prefix any claim it cannot ground with ``Uncertain: ``.
+prefix any claim it cannot ground with ``Uncertain: ``. Facts the prompt-injection quarantine flags are left out
+(:func:`kept_facts`, shared with the research answers), and so is a source left without facts.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Sequence
 
 from ..errors import DataError
 from ..llm.base import ChatModel, Completion
+from ..llm.quarantine import PLACEHOLDER, redact_text
 from ..schema import Message
 from .research import ResearchResult, Source
 from .tiers import SourceTier
@@ -30,6 +32,13 @@ def source_block(source: Source, facts: Sequence[str]) -> str:
     label = "Key facts (lower confidence):" if source.tier == SourceTier.TIER_3 else "Key facts:"
     lines = [f"[Tier {int(source.tier)}] Source: {display_url(source.url)}", f'Title: "{source.page.title}"', label]
     return "\n".join(lines + [f"- {f}" for f in facts])
+
+
+def kept_facts(facts: Sequence[str], max_facts: int = 5) -> list[str]:
+    """The first ``max_facts`` facts left after the quarantine: flagged text removed, facts left empty dropped (a
+    flagged fact does not take a clean one's place)."""
+    kept = (f for f in (redact_text(f) for f in facts) if f.strip() and f != PLACEHOLDER)
+    return [f for _, f in zip(range(max_facts), kept)]
 
 
 def select_sources(result: ResearchResult, max_sources: int = 12) -> list[Source]:
@@ -59,7 +68,10 @@ def grounded_prompt(result: ResearchResult, max_sources: int = 12, max_facts: in
     if not chosen:
         raise DataError(f"no source stated facts about {result.question!r}; nothing to ground an answer on. "
                         "Fix: research with more passes or another search backend.")
-    blocks = [source_block(s, facts[s.url][:max_facts]) for s in chosen]
+    blocks = [source_block(s, kept) for s in chosen if (kept := kept_facts(facts[s.url], max_facts))]
+    if not blocks:
+        raise DataError(f"every fact stated about {result.question!r} was quarantined as text addressed to an AI; "
+                        "nothing to ground an answer on. Fix: research with more passes or other sources.")
     return (f"TASK: {result.question}\n\nGROUNDED CONTEXT (use ONLY these sources):\n\n" + "\n\n".join(blocks)
             + "\n\n" + INSTRUCTION)
 
