@@ -30,6 +30,42 @@ def test_documents_from_files_walks_folders_sorted_and_titles_from_headings(tmp_
     assert title_of(Path("x/notes.md"), "no heading") == "notes"
 
 
+def test_front_matter_is_metadata_and_its_acl_is_the_documents(tmp_path: Path):
+    from ragbench.store.files import split_front_matter
+
+    assert split_front_matter("---\ntitle: Leave\ndate: 2025-04-01\n---\n\n# Leave\nBody") == (
+        {"title": "Leave", "date": "2025-04-01"}, "# Leave\nBody")
+    for text in ("Intro\n---\nkey: v\n---\n", "---\nA horizontal rule over prose.\n---\nmore", "---\n: [\n---\nx",
+                 "---\nno end", "---\n---\nbody"):
+        assert split_front_matter(text) == ({}, text)
+    golden = tmp_path / "pay.md"
+    golden.write_text("---\nid: pay\ntitle: \"Pay bands\"\nacl:\n  roles: [employee]\n  departments: [hr]\n"
+                      "  classification: Confidential\n---\n# Pay bands 2025\n\nBand 3 pays £40,000.\n",
+                      encoding="utf-8")
+    plain = tmp_path / "plain.md"
+    plain.write_text("---\ntags: [x]\n---\nNo acl here.\n", encoding="utf-8")
+    pay, other = documents_from_files([str(golden), str(plain)], acl=None)
+    assert (pay.title, pay.text, pay.acl) == ("Pay bands", "# Pay bands 2025\n\nBand 3 pays £40,000.\n",
+                                              Acl.make(["employee"], ["hr"], "Confidential"))
+    assert pay.metadata["front_matter"]["id"] == "pay" and "Confidential" not in pay.text
+    assert (other.title, other.acl, other.text) == ("plain", PUBLIC_ACL, "No acl here.\n")
+    given = Acl.make([], [], "Internal")
+    assert {d.acl for d in documents_from_files([str(golden), str(plain)], given)} == {given}
+    # an acl without a classification is Internal (Acl.make's default), never Public
+    (tmp_path / "roles.md").write_text("---\nacl: {roles: [hr]}\n---\nText.\n", encoding="utf-8")
+    assert documents_from_files([str(tmp_path / "roles.md")], None)[0].acl == Acl.make(["hr"], [], "Internal")
+    bad = tmp_path / "bad.md"
+    for front, message in (("acl: public", r"bad\.md: front matter 'acl' must be a mapping"),
+                           ("acl: {classification: Secret}", r"bad\.md: front matter acl: unknown classification"),
+                           ("acl: {roles: [1, 2]}", r"bad\.md: front matter acl\.roles must be a list of names")):
+        bad.write_text(f"---\n{front}\n---\nText.\n", encoding="utf-8")
+        with pytest.raises(DataError, match=message):
+            documents_from_files([str(bad)], None)
+    bad.write_text("---\ntitle: Empty\n---\n\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"bad\.md: the file has front matter but no text after it"):
+        documents_from_files([str(bad)], None)
+
+
 def test_collect_files_names_the_bad_path(tmp_path: Path):
     pdf = tmp_path / "x.pdf"
     pdf.write_bytes(b"%PDF")

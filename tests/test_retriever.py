@@ -171,6 +171,41 @@ def test_index_scans_what_it_ingests_with_the_quarantine(tmp_path, capsys):
     assert "quarantine: 1 of them hold text addressed to an AI" in out and "forum.md" in out
 
 
+def test_index_takes_the_front_matter_acl_unless_the_command_line_gives_one(tmp_path, capsys):
+    import json
+
+    from ragbench.cli import main
+    from ragbench.schema import Acl
+    from ragbench.store import KnowledgeStore
+
+    docs, cfg = _files(tmp_path), _cfg(tmp_path)
+    pay = docs / "pay.md"
+    pay.write_text("---\ntitle: Pay bands\nacl: {roles: [employee], departments: [hr], classification: Confidential}"
+                   "\n---\n# Pay\n\nBand 3 pays 40,000 a year.\n")
+    store = str(tmp_path / "kb.sqlite")
+    assert main(["index", str(docs), "--store", store, "--config", cfg, "--json", "--no-embed"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["front_matter_acl_overridden"] == []
+    with KnowledgeStore.open(store) as kb:
+        doc = kb.get_document(pay.as_posix())
+        assert (doc.acl, doc.title) == (Acl.make(["employee"], ["hr"], "Confidential"), "Pay bands")
+        assert doc.text == "# Pay\n\nBand 3 pays 40,000 a year.\n"
+        assert kb.get_document((docs / "pto.md").as_posix()).acl == Acl.make([], [], "Public")
+    search = ["search", "band pays year", "--store", store, "--retriever", "bm25", "--json", "--config", cfg]
+    assert main(search) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["hits"][0]["doc_id"] == pay.as_posix()
+    assert main(search + ["--user", "guest"]) == 0
+    hits = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["hits"]
+    assert [h["doc_id"] for h in hits] == [(docs / "pto.md").as_posix()]  # the pay bands are not the guest's
+    other = str(tmp_path / "kb2.sqlite")
+    assert main(["index", str(docs), "--store", other, "--config", cfg, "--classification", "Internal",
+                 "--no-embed"]) == 0
+    out = capsys.readouterr().out
+    assert "acl: 1 files declare another acl in their front matter; the command line's was used for them" in out
+    with KnowledgeStore.open(other) as kb:
+        assert kb.get_document(pay.as_posix()).acl == Acl.make([], [], "Internal")
+
+
 def test_index_acl_is_enforced_by_search(tmp_path, capsys):
     import json
 

@@ -1,9 +1,11 @@
 """``ragbench index PATH... --store S``: ingest text and markdown files (folders are walked) into a knowledge store.
 
-Document id = the file path as given (POSIX form), title = the first markdown ``# heading`` or the file name
-(:mod:`ragbench.store.files`). Re-running is cheap: unchanged files are skipped by content hash; changed ones get a
-new version. Every ingested document is then scanned by the prompt-injection quarantine
-(:mod:`ragbench.llm.quarantine`), so its flags are in the store before the first question."""
+Document id = the file path as given (POSIX form), title = the front matter's ``title``, the first markdown
+``# heading`` or the file name (:mod:`ragbench.store.files`). Re-running is cheap: unchanged files are skipped by
+content hash; changed ones get a new version. A markdown file's YAML front matter is metadata, not text, and its
+``acl`` is the document's ACL unless ``--roles``/``--departments``/``--classification`` are given. Every ingested
+document is then scanned by the prompt-injection quarantine (:mod:`ragbench.llm.quarantine`), so its flags are in the
+store before the first question."""
 from __future__ import annotations
 
 import argparse
@@ -16,9 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (*.txt, *.md, *.markdown)")
     p.add_argument("--store", required=True, help="knowledge store (SQLite file)")
     p.add_argument("--no-embed", action="store_true", help="skip embeddings (keyword search only)")
-    p.add_argument("--roles", default="", help="comma-separated roles allowed to read (default: anyone)")
-    p.add_argument("--departments", default="", help="comma-separated departments allowed (default: any)")
-    p.add_argument("--classification", default="Public", help="Public | Internal | Confidential | Restricted")
+    p.add_argument("--roles", default=None,
+                   help="comma-separated roles allowed to read (default: the front matter's acl, else anyone)")
+    p.add_argument("--departments", default=None,
+                   help="comma-separated departments allowed (default: the front matter's acl, else any)")
+    p.add_argument("--classification", default=None,
+                   help="Public | Internal | Confidential | Restricted (default: the front matter's acl, else Public)")
     add_config_options(p)
     add_output_options(p, json_help="print the ingest report as exactly one JSON line on stdout")
     p.set_defaults(func=run)
@@ -33,12 +38,17 @@ def run(args: argparse.Namespace) -> int:
     from ..retrieval.factory import make_chunker
     from ..schema import Acl
     from ..store import KnowledgeStore
-    from ..store.files import documents_from_files
+    from ..store.files import documents_from_files, front_matter_acl
 
     out = Output(args)
     cfg = load_cfg(args)
-    acl = Acl.make(_split(args.roles), _split(args.departments), args.classification)
+    explicit = any(v is not None for v in (args.roles, args.departments, args.classification))
+    acl = (Acl.make(_split(args.roles or ""), _split(args.departments or ""), args.classification or "Public")
+           if explicit else None)
     docs = documents_from_files(args.paths, acl)  # every file is read (and checked) before the store is touched
+    overridden = [d.doc_id for d in docs if acl is not None
+                  and (declared := front_matter_acl(d.metadata.get("front_matter") or {}, d.doc_id)) is not None
+                  and declared != acl]
     chunker = make_chunker(cfg.chunking)
     embedder = None
     if not args.no_embed:
@@ -55,10 +65,15 @@ def run(args: argparse.Namespace) -> int:
             "ORDER BY doc_id", ids)] if ids else []
     summary = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged,
                "chunks": report.chunks, "documents": total, "errors": report.errors,
-               "quarantine_scanned": scanned, "quarantined_documents": flagged}
+               "quarantine_scanned": scanned, "quarantined_documents": flagged,
+               "front_matter_acl_overridden": overridden}
     out.json(summary)
     out.text(f"indexed {len(docs)} files into {args.store}: {report.added} added, {report.updated} updated, "
              f"{report.unchanged} unchanged, {report.chunks} new chunks; {total} documents in the store")
+    if overridden:
+        out.text(f"acl: {len(overridden)} files declare another acl in their front matter; the command line's was "
+                 f"used for them (leave out --roles/--departments/--classification to use theirs): "
+                 f"{', '.join(overridden)}")
     if flagged:
         out.text(f"quarantine: {len(flagged)} of them hold text addressed to an AI, a classification claim or "
                  f"citation markers (redacted before any model sees it): {', '.join(flagged)}")

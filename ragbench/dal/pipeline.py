@@ -4,8 +4,9 @@
 * **Delta**: an item whose raw hash equals the one in the state table (``dal_pipeline_state``) is skipped
   before any work; only new and changed items are transformed, chunked and embedded.
 * **Transform**: strict UTF-8 decoding (a non-UTF-8 file is a source error, its indexed version stays), Unicode
-  NFC, newline and blank-line clean-up, HTML stripped, title and content kind extracted; an item whose cleaned
-  text is already indexed under another source is a duplicate and is not indexed twice.
+  NFC, newline and blank-line clean-up, HTML stripped, a markdown file's YAML front matter kept as metadata (its
+  ``title`` and ``acl`` are the document's, as in ``ragbench index``), title and content kind extracted; an item
+  whose cleaned text is already indexed under another source is a duplicate and is not indexed twice.
 * **Chunk/embed/index**: ``KnowledgeStore.ingest`` with a chunker per content kind (prose, code, chat).
 * **Quarantine**: every document written is scanned by the prompt-injection quarantine after its batch, so the
   flags are in the store before the first question (web pages are where injected instructions come from).
@@ -29,8 +30,9 @@ from tqdm.auto import tqdm
 from ..errors import DataError
 from ..llm.quarantine import Quarantine
 from ..retrieval.base import Embedder
-from ..schema import Document
+from ..schema import PUBLIC_ACL, Document
 from ..store import KnowledgeStore
+from ..store.files import front_matter_acl, split_front_matter
 from ..text import content_hash
 from .chunkers import chunker_for, content_kind
 from .entries import SourceError
@@ -44,7 +46,12 @@ CREATE TABLE IF NOT EXISTS dal_pipeline_state (
     doc_id TEXT, kind TEXT NOT NULL, updated_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS dal_pipeline_state_by_watcher ON dal_pipeline_state(watcher);
 CREATE INDEX IF NOT EXISTS dal_pipeline_state_by_hash ON dal_pipeline_state(content_hash);
+-- version 2 (session 30): markdown front matter became metadata and its acl the document's; markdown items
+-- indexed before are transformed again on the next run instead of keeping their front matter as public text.
+UPDATE dal_pipeline_state SET raw_hash = ''
+    WHERE lower(source_id) LIKE '%.md' OR lower(source_id) LIKE '%.markdown';
 """
+SCHEMA_VERSION = 2
 _HTML_EXT = frozenset({".html", ".htm", ".xhtml"})
 
 
@@ -104,12 +111,22 @@ def transform(item: RawSource) -> tuple[Document, str]:
     """The cleaned :class:`Document` of an item and its content kind; raises :class:`DataError`."""
     ext = PurePosixPath(item.name).suffix.lower()
     text = clean(decode(item), html=ext in _HTML_EXT)
+    front: dict = {}
+    if ext in (".md", ".markdown"):  # YAML front matter is metadata (and may declare the ACL), not text
+        front, text = split_front_matter(text)
+        text = text.strip()
     if not text:
         raise DataError(f"{item.locator} has no text after cleaning. Fix: nothing to index; remove it.")
     kind = content_kind(item.name, text)
-    meta = {k: v for k, v in item.metadata.items() if isinstance(v, (str, int, float, bool))}
+    meta: dict = {k: v for k, v in item.metadata.items() if isinstance(v, (str, int, float, bool))}
     meta.update(kind=kind, content_hash=content_hash(text))
-    return Document(item.source_id, text, title_of(item, text), item.locator, metadata=meta), kind
+    title = title_of(item, text)
+    if front:
+        meta["front_matter"] = front
+        if isinstance(front.get("title"), str) and front["title"].strip() and not item.title:
+            title = front["title"].strip()
+    acl = front_matter_acl(front, item.locator) if front else None
+    return Document(item.source_id, text, title, item.locator, acl=acl or PUBLIC_ACL, metadata=meta), kind
 
 
 def _now() -> str:
@@ -137,7 +154,7 @@ class IngestionPipeline:
 
     def _schema(self) -> None:
         if not self._ready:
-            self.store.ensure_schema("dal_pipeline", SCHEMA, version=1)
+            self.store.ensure_schema("dal_pipeline", SCHEMA, version=SCHEMA_VERSION)
             self._ready = True
 
     def state(self) -> dict[str, dict]:

@@ -1,15 +1,22 @@
 """Text and markdown files as documents for the store (what ``ragbench index`` ingests).
 
-Document id = the file path as given (POSIX form), title = the first markdown ``# heading`` or the file name.
+Document id = the file path as given (POSIX form), title = the front matter's ``title``, else the first markdown
+``# heading``, else the file name. A YAML front-matter block (``---`` lines around a mapping, at the top of a
+markdown file: Jekyll, Hugo, Obsidian and the bundled golden format) is metadata, not text: it is kept in the
+document's ``metadata["front_matter"]`` and left out of what is chunked and searched, and its ``acl`` (``roles``,
+``departments``, ``classification``, as in the golden format) is the document's ACL unless the command line gives one.
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
-from ..errors import DataError
-from ..schema import PUBLIC_ACL, Acl, Document
+import yaml
+
+from ..errors import DataError, SchemaError
+from ..schema import PUBLIC_ACL, Acl, Classification, Document
 from ..text import read_text_file
 
 SUFFIXES = (".txt", ".md", ".markdown", ".text")
@@ -35,17 +42,74 @@ def collect_files(paths: Sequence[str]) -> list[Path]:
     return list(dict.fromkeys(files))
 
 
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """``(front matter, body)`` of a markdown text that opens with a YAML mapping between two ``---`` lines;
+    ``({}, text)`` for any other text (a ``---`` rule over prose is not front matter). Values are made JSON-safe
+    (dates become ISO strings) so they can be stored."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}, text
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        return {}, text
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError:
+        return {}, text
+    if not isinstance(meta, dict) or not meta:
+        return {}, text
+    return json.loads(json.dumps(meta, default=str)), "\n".join(lines[end + 1:]).lstrip("\n")
+
+
+def front_matter_acl(meta: dict[str, Any], where: str) -> Acl | None:
+    """The ACL a front matter declares (``acl: {roles, departments, classification}``), or ``None``; a malformed
+    one is a :class:`DataError` naming the file, never silently public."""
+    acl = meta.get("acl")
+    if acl is None:
+        return None
+    if not isinstance(acl, dict) or not ({"roles", "departments", "classification"} & set(acl)):
+        raise DataError(f"{where}: front matter 'acl' must be a mapping with roles, departments and/or "
+                        f"classification, found {acl!r}. Fix: write acl: {{roles: [...], departments: [...], "
+                        "classification: Internal}, or remove it and pass --roles/--classification.")
+
+    def names(key: str) -> list[str]:
+        value = acl.get(key) or []
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise DataError(f"{where}: front matter acl.{key} must be a list of names, found {value!r}. "
+                            f"Fix: write {key}: [name, ...].")
+        return value
+
+    try:
+        # no classification given: Acl.make's default (Internal), never Public
+        level = acl["classification"] if "classification" in acl else Classification.INTERNAL
+        return Acl.make(names("roles"), names("departments"), level)
+    except SchemaError as exc:
+        raise DataError(f"{where}: front matter acl: {exc}. Fix: use Public, Internal, Confidential or "
+                        "Restricted.") from None
+
+
 def title_of(path: Path, text: str) -> str:
     """The first markdown ``# heading`` of ``text``, else the file name without its suffix."""
     m = _HEADING.search(text)
     return m.group(1).strip() if m else path.stem
 
 
-def documents_from_files(paths: Sequence[str], acl: Acl = PUBLIC_ACL) -> list[Document]:
-    """Every file of :func:`collect_files` read (and checked: UTF-8 text) as a document with ``acl``; all files are
-    read before anything is returned, so a bad file fails before a store is touched."""
+def documents_from_files(paths: Sequence[str], acl: Acl | None = PUBLIC_ACL) -> list[Document]:
+    """Every file of :func:`collect_files` read (and checked: UTF-8 text) as a document; all files are read before
+    anything is returned, so a bad file fails before a store is touched. Its ACL is ``acl``; with ``acl=None`` it is
+    the front matter's, and public when the file declares none."""
     docs = []
     for f in collect_files(paths):
         text = read_text_file(f)
-        docs.append(Document(doc_id=f.as_posix(), text=text, title=title_of(f, text), source=str(f), acl=acl))
+        meta, body = split_front_matter(text) if f.suffix.lower() in (".md", ".markdown") else ({}, text)
+        if meta and not body.strip():
+            raise DataError(f"{f}: the file has front matter but no text after it. Fix: write the document below "
+                            "the closing '---', or leave the file out.")
+        declared = front_matter_acl(meta, str(f)) if meta else None
+        title = meta.get("title") if isinstance(meta.get("title"), str) and meta["title"].strip() else None
+        docs.append(Document(doc_id=f.as_posix(), text=body, title=(title or title_of(f, body)).strip(),
+                             source=str(f), acl=acl if acl is not None else (declared or PUBLIC_ACL),
+                             metadata={"front_matter": meta} if meta else {}))
     return docs

@@ -138,6 +138,28 @@ def test_written_documents_are_scanned_by_the_quarantine(tmp_path, store):
     assert pipe.run([FolderWatcher(folder)]).quarantined == ()  # nothing written, nothing scanned
 
 
+def test_front_matter_is_metadata_and_its_acl_the_documents(tmp_path, store):
+    from ragbench.schema import Acl
+
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "pay.md").write_text("---\ntitle: Pay bands\nacl: {roles: [employee], departments: [hr], "
+                                   "classification: Confidential}\n---\n# Pay\n\nBand 3 pays 40,000 a year.\n")
+    (folder / "notes.md").write_text("# Notes\n\nMerge requests need one review.\n")
+    pipe = IngestionPipeline(store, HashingEmbedder(64))
+    pipe.run([FolderWatcher(folder)])
+    pay = store.get_document("file:kb/pay.md")
+    assert (pay.title, pay.text, pay.acl) == ("Pay bands", "# Pay\n\nBand 3 pays 40,000 a year.",
+                                              Acl.make(["employee"], ["hr"], "Confidential"))
+    assert store.get_document("file:kb/notes.md").acl == Acl.make([], [], "Public")
+    # a store indexed before front matter was read (schema version 1) transforms its markdown items once more
+    with store.transaction() as conn:
+        conn.execute("UPDATE schemas SET version = 1 WHERE name = 'dal_pipeline'")
+    again = IngestionPipeline(store, HashingEmbedder(64)).run([FolderWatcher(folder)])
+    assert sorted(again.reprocessed) == ["file:kb/notes.md", "file:kb/pay.md"]
+    assert IngestionPipeline(store, HashingEmbedder(64)).run([FolderWatcher(folder)]).reprocessed == ()
+
+
 def test_clean():
     assert clean("a \r\nb\r\n\r\n\r\n\r\nc\u0065\u0301 ") == "a\nb\n\nc\u00e9"
 
