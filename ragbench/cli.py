@@ -13,7 +13,8 @@ from typing import Sequence
 from .errors import EXIT_BAD_INPUT, RagbenchError
 
 #: Sub-command modules, in help order.
-COMMANDS = ["index", "search", "eval", "ask", "chat", "eerag", "dcs", "research", "dal", "tune", "batch", "serve"]
+COMMANDS = ["index", "search", "quarantine", "eval", "ask", "chat", "eerag", "dcs", "research", "dal", "tune", "batch",
+            "serve"]
 
 
 def build_parser() -> argparse.ArgumentParser:
