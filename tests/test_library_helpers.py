@@ -51,6 +51,8 @@ def test_front_matter_is_metadata_and_its_acl_is_the_documents(tmp_path: Path):
     assert (other.title, other.acl, other.text) == ("plain", PUBLIC_ACL, "No acl here.\n")
     given = Acl.make([], [], "Internal")
     assert {d.acl for d in documents_from_files([str(golden), str(plain)], given)} == {given}
+    (tmp_path / "flat.md").write_text("---\nclassification: Confidential\nroles: hr\n---\nText.\n", encoding="utf-8")
+    assert documents_from_files([str(tmp_path / "flat.md")], None)[0].acl == Acl.make(["hr"], [], "Confidential")
     # an acl without a classification is Internal (Acl.make's default), never Public
     (tmp_path / "roles.md").write_text("---\nacl: {roles: [hr]}\n---\nText.\n", encoding="utf-8")
     assert documents_from_files([str(tmp_path / "roles.md")], None)[0].acl == Acl.make(["hr"], [], "Internal")

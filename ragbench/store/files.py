@@ -4,7 +4,8 @@ Document id = the file path as given (POSIX form), title = the front matter's ``
 ``# heading``, else the file name. A YAML front-matter block (``---`` lines around a mapping, at the top of a
 markdown file: Jekyll, Hugo, Obsidian and the bundled golden format) is metadata, not text: it is kept in the
 document's ``metadata["front_matter"]`` and left out of what is chunked and searched, and its ``acl`` (``roles``,
-``departments``, ``classification``, as in the golden format) is the document's ACL unless the command line gives one.
+``departments``, ``classification``, as in the golden format, or the same keys at the top level) is the document's
+ACL unless the command line gives one.
 """
 from __future__ import annotations
 
@@ -62,11 +63,14 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
 
 
 def front_matter_acl(meta: dict[str, Any], where: str) -> Acl | None:
-    """The ACL a front matter declares (``acl: {roles, departments, classification}``), or ``None``; a malformed
-    one is a :class:`DataError` naming the file, never silently public."""
+    """The ACL a front matter declares (``acl: {roles, departments, classification}``, or those keys at its top
+    level), or ``None``; a malformed one is a :class:`DataError` naming the file, never silently public."""
     acl = meta.get("acl")
     if acl is None:
-        return None
+        flat = {k: meta[k] for k in ("roles", "departments", "classification") if k in meta}
+        if not flat:
+            return None
+        acl = flat
     if not isinstance(acl, dict) or not ({"roles", "departments", "classification"} & set(acl)):
         raise DataError(f"{where}: front matter 'acl' must be a mapping with roles, departments and/or "
                         f"classification, found {acl!r}. Fix: write acl: {{roles: [...], departments: [...], "
