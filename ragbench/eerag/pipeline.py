@@ -136,7 +136,7 @@ class EeragPipeline:
                 c = Chunk(h.chunk_id, h.doc_id, 0, h.start, h.end, h.text)
             if c is not None:
                 chunks.append(c)
-        return self.quarantine.redact_chunks(chunks) if self.quarantine is not None else chunks
+        return self.quarantine.redact(chunks) if self.quarantine is not None else chunks
 
     def _hashes(self, chunks: Sequence[Chunk]) -> list[str]:
         vectors: dict[str, np.ndarray] = {}

@@ -41,13 +41,14 @@ import json
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, TypeVar
 
 from ..schema import Chunk, Classification, Hit
 from .signals import paragraphs
 
 #: The store schema's name predates the module's move from ``answer/`` (stores keep their tables).
 SCHEMA = "answer.quarantine"
+_Span = TypeVar("_Span", Hit, Chunk)  # what :meth:`Quarantine.redact` cleans: a slice of a document
 #: Bump when the detector changes: every document is scanned again.
 DETECTOR_VERSION = "injection-v6"
 PLACEHOLDER = "[quarantined]"
@@ -378,21 +379,12 @@ class Quarantine:
         acl = self.store.acl_of(doc_id)
         return _redacted(text, acl.classification if acl is not None else None)
 
-    def redact(self, hits: Sequence[Hit]) -> list[Hit]:
-        """Hits whose text has every flagged span replaced by :data:`PLACEHOLDER`."""
-        self.scan(h.doc_id for h in hits)
+    def redact(self, items: Sequence[_Span]) -> list[_Span]:
+        """Hits or stored chunks whose text has every flagged span replaced by :data:`PLACEHOLDER` (a chunk's
+        summary is left to the caller, which knows how its summaries were made)."""
+        self.scan(x.doc_id for x in items)
         out = []
-        for h in hits:
-            text = self.clean(h.doc_id, h.start, h.end, h.text)
-            out.append(h if text == h.text else replace(h, text=text))
-        return out
-
-    def redact_chunks(self, chunks: Sequence[Chunk]) -> list[Chunk]:
-        """Chunks (as stored) whose text has every flagged span replaced by :data:`PLACEHOLDER`; the summary is
-        left to the caller, which knows how its summaries were made."""
-        self.scan(c.doc_id for c in chunks)
-        out = []
-        for c in chunks:
-            text = self.clean(c.doc_id, c.start, c.end, c.text)
-            out.append(c if text == c.text else replace(c, text=text))
+        for x in items:
+            text = self.clean(x.doc_id, x.start, x.end, x.text)
+            out.append(x if text == x.text else replace(x, text=text))
         return out
