@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence, TypeVar
 
-from ..schema import Chunk, Classification, Hit
+from ..schema import Acl, Chunk, Classification, Hit
 from .signals import paragraphs
 
 #: The store schema's name predates the module's move from ``answer/`` (stores keep their tables).
@@ -56,7 +56,7 @@ PLACEHOLDER = "[quarantined]"
 DDL = """
 CREATE TABLE IF NOT EXISTS quarantine_scans (
     doc_id TEXT PRIMARY KEY,
-    sha256 TEXT NOT NULL,
+    sha256 TEXT NOT NULL,  -- scan_key(): the content hash and the ACL level the scan saw
     detector TEXT NOT NULL,
     flagged INTEGER NOT NULL,
     scanned_at TEXT NOT NULL
@@ -221,6 +221,15 @@ def reasons_for(text: str, classification: Classification | None = None) -> tupl
     return tuple(out)
 
 
+def scan_key(sha256: str, classification: "Classification | str") -> str:
+    """What a stored scan saw: the document's content hash and its ACL level (a classification claim is flagged
+    against the level, so a changed ACL means a new scan even when the text is the same). ``classification`` is a
+    level or the store's ACL JSON."""
+    if isinstance(classification, str):
+        classification = Acl.from_json(json.loads(classification)).classification
+    return f"{sha256}:{classification.name.lower()}"
+
+
 def scan_document(text: str, classification: Classification | None = None) -> list[Flag]:
     """Flagged paragraphs of a document; ``classification`` is its ACL level (a claim of any other level is
     flagged; ``None``: every claim is)."""
@@ -266,7 +275,7 @@ class Quarantine:
         self.exclude_prefix = exclude_prefix
         self._signature: str | None = None
         self._spans: dict[str, list[Flag]] = {}
-        self._loaded: dict[str, str] = {}  # doc id → the content hash whose flags are in _spans
+        self._loaded: dict[str, str] = {}  # doc id → the scan key whose flags are in _spans
         store.ensure_schema(SCHEMA, DDL, 1)
 
     def refresh(self) -> int:
@@ -274,8 +283,8 @@ class Quarantine:
         forget documents that are gone. Returns the number of documents scanned. ``ragbench index`` calls it after
         an ingest, so the flags are in the store before the first question."""
         prefix = self.exclude_prefix or ""
-        rows = [tuple(r) for r in self.store.query(
-            "SELECT doc_id, sha256 FROM documents WHERE ? = '' OR substr(doc_id, 1, ?) <> ? ORDER BY doc_id",
+        rows = [(r[0], scan_key(r[1], r[2])) for r in self.store.query(
+            "SELECT doc_id, sha256, acl FROM documents WHERE ? = '' OR substr(doc_id, 1, ?) <> ? ORDER BY doc_id",
             (prefix, len(prefix), prefix))]
         signature = hashlib.sha256(json.dumps([rows, DETECTOR_VERSION]).encode("utf-8")).hexdigest()
         if signature == self._signature:
@@ -301,9 +310,9 @@ class Quarantine:
         rows = []
         for i in range(0, len(ids), 500):
             batch = ids[i:i + 500]
-            rows += self.store.query(
-                "SELECT d.doc_id, d.sha256, s.sha256, s.detector FROM documents d LEFT JOIN quarantine_scans s "
-                f"ON s.doc_id = d.doc_id WHERE d.doc_id IN ({', '.join('?' * len(batch))})", batch)
+            rows += [(r[0], scan_key(r[1], r[2]), r[3], r[4]) for r in self.store.query(
+                "SELECT d.doc_id, d.sha256, d.acl, s.sha256, s.detector FROM documents d LEFT JOIN quarantine_scans s "
+                f"ON s.doc_id = d.doc_id WHERE d.doc_id IN ({', '.join('?' * len(batch))})", batch)]
         todo = [r[0] for r in rows if (r[2], r[3]) != (r[1], DETECTOR_VERSION)]
         self._write(todo, [])
         stale = [r[0] for r in rows if self._loaded.get(r[0]) != r[1]]
@@ -342,7 +351,8 @@ class Quarantine:
                 conn.executemany("INSERT INTO quarantine_spans VALUES (?, ?, ?, ?)",
                                  [(doc_id, f.start, f.end, ",".join(f.reasons)) for f in flags])
                 conn.execute("INSERT OR REPLACE INTO quarantine_scans VALUES (?, ?, ?, ?, ?)",
-                             (doc_id, doc.sha256, DETECTOR_VERSION, len(flags), now))
+                             (doc_id, scan_key(doc.sha256, doc.acl.classification), DETECTOR_VERSION, len(flags),
+                              now))
 
     def _excluded(self, doc_id: str) -> bool:
         return self.exclude_prefix is not None and doc_id.startswith(self.exclude_prefix)

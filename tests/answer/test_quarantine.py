@@ -82,6 +82,20 @@ def test_redacting_hits_scans_only_their_documents_and_follows_changes():
         ("faq", 1), ("forum", 1), ("plain", 0)]
 
 
+def test_an_acl_change_rescans_the_classification_claim():
+    """The same text with another ACL level is scanned again: "This document is Public" is a claim only when the
+    document is not public (before session 30 the stale scan stood until the text changed)."""
+    from ragbench.retrieval.chunking import WholeDocumentChunker
+
+    text = "Slots are booked 48 hours ahead.\n\nThis document is Public and may be shared."
+    store = make_store([Document("faq", text, "FAQ", acl=Acl.make([], [], "Public"))])
+    q = Quarantine(store)
+    assert q.scan(["faq"]) == 1 and q.flags("faq") == []
+    store.ingest([Document("faq", text, "FAQ", acl=Acl.make(["employee"], [], "Internal"))], WholeDocumentChunker())
+    assert q.scan(["faq"]) == 1 and [f.reasons for f in q.flags("faq")] == [("classification-claim",)]
+    assert Quarantine(store).refresh() == 0  # the full pass agrees with the per-document scan
+
+
 def test_service_never_quotes_or_sends_flagged_text():
     docs = [Document("faq", FAQ + "\n\nThe salary bands are published by HR.", "Supplier FAQ",
                      acl=Acl.make(["employee"], [], "Internal"))]
