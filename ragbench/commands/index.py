@@ -58,11 +58,9 @@ def run(args: argparse.Namespace) -> int:
     with KnowledgeStore.open(args.store) as store:
         report = store.ingest(docs, chunker, embedder, show_progress=show_progress(args))
         total = len(store)
-        ids = sorted({d.doc_id for d in docs})
-        scanned = Quarantine(store).scan(ids)
-        flagged = [r[0] for r in store.query(
-            f"SELECT doc_id FROM quarantine_scans WHERE flagged > 0 AND doc_id IN ({', '.join('?' * len(ids))}) "
-            "ORDER BY doc_id", ids)] if ids else []
+        quarantine = Quarantine(store)
+        scanned = quarantine.scan(d.doc_id for d in docs)
+        flagged = quarantine.flagged(d.doc_id for d in docs)
     summary = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged,
                "chunks": report.chunks, "documents": total, "errors": report.errors,
                "quarantine_scanned": scanned, "quarantined_documents": flagged,

@@ -40,10 +40,8 @@ def run(args: argparse.Namespace) -> int:
         q = Quarantine(store)
         scanned = q.scan(wanted) if args.doc else q.refresh()
         flagged: list[dict[str, Any]] = []
-        for doc_id in wanted:
+        for doc_id in q.flagged(wanted):
             flags = q.flags(doc_id)
-            if not flags:
-                continue
             doc = store.get_document(doc_id)
             text = doc.text if doc is not None else ""
             flagged += [{"doc_id": doc_id, "start": f.start, "end": f.end, "reasons": list(f.reasons),

@@ -267,9 +267,7 @@ class IngestionPipeline:
         """Scan the documents just written; the ids of those with a flagged paragraph."""
         if not doc_ids:
             return ()
-        q = Quarantine(self.store)
-        q.scan(doc_ids)
-        return tuple(d for d in doc_ids if q.flags(d))
+        return tuple(Quarantine(self.store).flagged(doc_ids))
 
     @staticmethod
     def _gone(state: dict[str, dict], seen: dict[str, set[str]], complete: dict[str, bool]) -> list[str]:

@@ -357,6 +357,12 @@ class Quarantine:
     def _excluded(self, doc_id: str) -> bool:
         return self.exclude_prefix is not None and doc_id.startswith(self.exclude_prefix)
 
+    def flagged(self, doc_ids: Iterable[str]) -> list[str]:
+        """Those of ``doc_ids`` with a flagged paragraph (scanned first where they changed), sorted."""
+        ids = sorted(set(doc_ids))
+        self.scan(ids)
+        return [d for d in ids if self._spans.get(d)]
+
     def flags(self, doc_id: str) -> list[Flag]:
         """The flagged spans of one document (scanned first if it changed)."""
         self.scan([doc_id])
