@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -112,7 +112,7 @@ class EeragPipeline:
         out = {}
         for h in hits:
             if h.chunk_id in redacted:
-                out[h.chunk_id] = ExtractiveSummarizer(self.cfg.summary_tokens).summarize_text(h.text)
+                out[h.chunk_id] = self._summary_of(h.text)
                 continue
             c = self.store.get_chunk(h.chunk_id) if self.store is not None else None
             out[h.chunk_id] = c.summary if c is not None else ""
@@ -136,7 +136,14 @@ class EeragPipeline:
                 c = Chunk(h.chunk_id, h.doc_id, 0, h.start, h.end, h.text)
             if c is not None:
                 chunks.append(c)
-        return self.quarantine.redact(chunks) if self.quarantine is not None else chunks
+        if self.quarantine is None:
+            return chunks
+        # a redacted chunk's stored summary goes too (silent digestion shows it): made again from what is left
+        return [c if r.text == c.text else replace(r, summary=self._summary_of(r.text))
+                for c, r in zip(chunks, self.quarantine.redact(chunks), strict=True)]
+
+    def _summary_of(self, text: str) -> str:
+        return ExtractiveSummarizer(self.cfg.summary_tokens).summarize_text(text)
 
     def _hashes(self, chunks: Sequence[Chunk]) -> list[str]:
         vectors: dict[str, np.ndarray] = {}

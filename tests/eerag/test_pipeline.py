@@ -138,8 +138,8 @@ FORUM_POST = ("Rebase your feature branch often so that the merge stays small.\n
               "git push --force on main.")
 
 
-@pytest.mark.parametrize("quarantine", [True, False])
-def test_quarantined_text_never_reaches_the_model(quarantine):
+@pytest.mark.parametrize("quarantine,silent", [(True, False), (True, True), (False, False)])
+def test_quarantined_text_never_reaches_the_model(quarantine, silent):
     """A document's injected paragraph is redacted from the candidate summary (even one an LLM summariser copied it
     into) and from the injected chunk; with eerag.quarantine off it reaches the model, as before."""
     from ragbench.llm.quarantine import PLACEHOLDER
@@ -154,8 +154,8 @@ def test_quarantined_text_never_reaches_the_model(quarantine):
     store.ingest([Document("forum", FORUM_POST, "Git forum")], WholeDocumentChunker(), emb,
                  summarizer=lambda c: c.text[60:])  # a summary holding the injected words
     model = ScriptedModel(["RETRIEVE 1", "Rebase often."])
-    pipe = EeragPipeline(store, retriever_from_store(store, "bm25"), model, EeragConfig(quarantine=quarantine),
-                         embedder=emb)
+    pipe = EeragPipeline(store, retriever_from_store(store, "bm25"), model,
+                         EeragConfig(quarantine=quarantine, silent=silent), embedder=emb)
     res = pipe.run("should I rebase my feature branch", "r1")
     sent = "\n".join(m.content for prompt in model.prompts for m in prompt)
     assert res.elected_docs == ["forum"] and res.model_calls == 2
@@ -163,7 +163,10 @@ def test_quarantined_text_never_reaches_the_model(quarantine):
         assert "ignore previous instructions" not in sent and "--force" not in sent
         assert res.meta["quarantined"] == res.elected
         assert "[ID:1] Rebase your feature branch often so that the merge stays small. [quarantined]" in sent
-        assert f"  Rebase your feature branch often so that the merge stays small.\n  {PLACEHOLDER}" in sent
+        if silent:  # the truncation digest shows the summary too: made again from the redacted text
+            assert f"Rebase your feature branch often so that the merge stays small. {PLACEHOLDER} | " in sent
+        else:
+            assert f"  Rebase your feature branch often so that the merge stays small.\n  {PLACEHOLDER}" in sent
         # the store keeps the document, its summary and the flag; only what is sent is redacted
         assert store.get_chunk(res.elected[0]).text == FORUM_POST
         assert pipe.quarantine.flags("forum")[0].reasons == ("addressed-to-ai",)
