@@ -28,13 +28,20 @@ whose content changed since their last scan, and redacts flagged spans from retr
 never quoted and never reaches a chat model. Detection is paragraph-level on purpose: the sentences around an
 injected instruction belong to the same untrusted post.
 
+Since ``injection-v7`` the ``addressed-to-ai`` rules also read other languages' "ignore the previous instructions",
+prompt-format delimiters and turns, tool calls, an image link asking for the conversation, and base64 runs
+(decoded, then read again).
+
 These are phrase rules, and they carry only partly to phrasings nobody wrote them for: on a probe set written after
 the v5 rules were fixed they flag 11 of 20 injections (v1: 3) and 2 of 20 ordinary sentences (v1: 2; 3 when first
-scored, before one v1 rule was narrowed), and no paragraph of the golden sets or of SciFact that v1 did not
-(``benchmarks/injection_probes.py``, docs/answers.md).
+scored, before one v1 rule was narrowed); on one written after v6 by a writer aiming at what the rules leave out, v6
+flagged 2 of 20 and 7 of 20 ordinary sentences. None of them flags a paragraph of the golden sets or of SciFact that
+v1 did not (``benchmarks/injection_probes.py``, docs/answers.md).
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import hashlib
 import json
@@ -50,7 +57,7 @@ from .signals import paragraphs
 SCHEMA = "answer.quarantine"
 _Span = TypeVar("_Span", Hit, Chunk)  # what :meth:`Quarantine.redact` cleans: a slice of a document
 #: Bump when the detector changes: every document is scanned again.
-DETECTOR_VERSION = "injection-v6"
+DETECTOR_VERSION = "injection-v7"
 PLACEHOLDER = "[quarantined]"
 
 DDL = """
@@ -87,9 +94,18 @@ ADDRESSED = re.compile(
     r"|\b(?:ai|llm)\s+(?:assistants?|models?|systems?|tools?)\s+(?:reading|must|should|shall|will|are\s+to)\b"
     + V5_NARROWING +
     r"|(?:^|[.!?:]\s+|\n)\s*(?:assistant|ai|chatbot|system|model)\s*:"
-    r"|\bdeveloper\s+mode\b|\bsystem\s+prompt\b|\bjailbreak\b|\byou\s+are\s+now\s+(?:in|a|an)\b"
+    # (v7: "developer mode on the thermostat", "the system prompt on the till" and "the jailbreak from the prison van"
+    # are ordinary; entering the mode, a model's own system prompt and jailbreaking a model are not)
+    r"|\b(?:enter|enable|activate|switch\s+(?:on|to)|now\s+in|are\s+in)\s+developer\s+mode\b"
+    r"|\b(?:your|the\s+(?:hidden|original|secret))\s+system\s+prompt\b"
+    r"|\b(?:reveal|print|output|show|repeat|leak|ignore|disregard|override)\s+(?:the\s+)?system\s+prompt\b"
+    r"|\bjailbr(?:eak|oken)\s+(?:mode|prompt)\b|\bjailbreak(?:ing)?\s+(?:the|this|your|an?)\s+(?:ai|llm|model|assistant|"
+    r"chat\s*bot|bot)\b|\byou\s+are\s+now\s+(?:in|a|an)\b"
     r"|\b(?:highest|supreme|ultimate|overriding)\s+authority\b"
-    r"|\b(?:overrides?|supersedes?|takes?\s+precedence\s+over)\s+(?:every|all|any)\s+other\b"
+    # (v7: "supersedes any other control on the panel" is ordinary; any other source, document or policy is not)
+    r"|\b(?:overrides?|supersedes?|takes?\s+precedence\s+over)\s+(?:every|all|any)\s+other\s+(?:[\w-]+\s+)?"
+    r"(?:sources?|documents?|polic(?:y|ies)|instructions?|information|guidance|pages?|answers?|rules|records?|"
+    r"posts?|replies|threads?|texts?)\b"
     r"|\bthis\s+(?:thread|post|page|comment|message|note|reply|email|e-mail|text)\s+is\s+(?:an?\s+|the\s+)?"
     r"(?:official|authoritative|binding)\b",
     re.IGNORECASE)
@@ -100,7 +116,8 @@ _MACHINE = (r"(?:ai|a\.i\.|generative\s+ai|llms?|(?:large\s+)?language\s+models?
             r"gpt(?:s|-based\s+tools?|\s+tools?)?|web\s+(?:scrapers?|crawlers?)|scrapers?|crawlers?"
             r"|(?:ai|virtual|digital|automated|helpdesk|help\s+desk|answering|search|generative)\s+"
             r"(?:assistants?|agents?|tools?|systems?|readers?|bots?|models?|engines?|helpers?)"
-            r"|automated\s+(?:summari[sz]ers?|readers?|search\s+tools?))")
+            r"|automated\s+(?:summari[sz]ers?|readers?|search\s+tools?)"
+            r"|(?:summari[sz]ing|answering|reading)\s+(?:models?|tools?|systems?|agents?|assistants?))")
 _ANY_READER = r"(?:" + _MACHINE + r"|assistants?|bots?|models?|machines?|search\s+tools?)"
 #: Quieter injections (injection-v3 to v5): a machine reader named as the one addressed, or text that steers an answer.
 STEERING = re.compile(
@@ -179,6 +196,26 @@ STEERING = re.compile(
     r"|\b(?:ignore|disregard|bypass)\s+(?:the\s+|any\s+|all\s+)?(?:classification|security|access|acl|permission)s?"
     r"(?:\s+(?:labels?|markings?|rules|settings|levels?))?\b",
     re.IGNORECASE)
+#: injection-v7 (session 30, from the sixth probe set): the injection phrase in other European languages, the
+#: delimiters and turns of prompt formats, tool calls, an image link whose address asks for the conversation, and
+#: a machine reader named by what it does to the text.
+FORMS = re.compile(
+    r"\bignore[zr]?\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes)\s+(?:pr[ée]c[ée]dentes|ant[ée]rieures)"
+    r"|\bignor[ae]\s+(?:todas\s+)?las\s+instrucciones\b|\bignoriere?\s+(?:alle\s+)?(?:vorherigen\s+|bisherigen\s+)?"
+    r"anweisungen\b|\bignora\s+(?:tutte\s+)?le\s+istruzioni\b|\bignore\s+(?:todas\s+)?as\s+instru[çc][õo]es\b"
+    r"|</?(?:context|documents?|human|search_results?|tool_(?:output|result))>"
+    r"|(?:^|\n)\s*#{2,}\s*(?:instruction|system)\s*:"
+    r"|\bhuman\s*:(?:(?!\n\n).)*\bassistant\s*:"
+    r"|\b(?:call|invoke)\s+(?:the\s+)?[a-z]+(?:_[a-z]+)+\s+tool\b"
+    r"|!\[[^\]]*\]\([^)\s]*\?[^)\s]*(?:conversation|chat|history|summary|prompt|secret|password|token|messages?)"
+    r"|\b(?:whoever|whatever|anyone|anything)\s+(?:processes|summari[sz]es|indexes|ingests|parses|scrapes)\s+this\b"
+    r"|\bif\s+the\s+reader\s+is\s+(?:an?\s+)?(?:" + _MACHINE + r"|machine|bot|program)\b"
+    r"|\bforward\s+(?:this|the)\s+(?:whole\s+|entire\s+)?(?:conversation|chat)\b"
+    r"|\bfrom\s+(?:this\s+point|now)\s+on,?\s+(?:you\s+)?(?:reply|respond|answer)\b"
+    r"|\bto\s+every\s+(?:answer|reply|response)\s+you\s+(?:give|write|send)\b",
+    re.IGNORECASE | re.DOTALL)
+#: Base64 runs long enough to hide an instruction ("aWdub3JlIHByZXZpb3Vz…"): decoded and read again (injection-v7).
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/=])")
 CLASSIFICATION_CLAIM = re.compile(
     r"\b(?:this|the)\s+(?:document|page|file|faq|thread|post|note|policy|text)\s+(?:is|has\s+been)\s+(?:now\s+)?"
     r"(?:(?:re-?)?classified\s+(?:as\s+)?)?(public|internal|confidential|restricted)\b"
@@ -200,8 +237,25 @@ class Flag:
 
 
 def addresses_ai(text: str) -> bool:
-    """True when ``text`` holds instructions or claims addressed to an AI model (the ``addressed-to-ai`` reason)."""
-    return bool(ADDRESSED.search(text) or STEERING.search(text))
+    """True when ``text`` holds instructions or claims addressed to an AI model (the ``addressed-to-ai`` reason),
+    also inside a base64 run."""
+    return _addresses(text) or any(_addresses(decoded) for decoded in _decoded_runs(text))
+
+
+def _addresses(text: str) -> bool:
+    return bool(ADDRESSED.search(text) or STEERING.search(text) or FORMS.search(text))
+
+
+def _decoded_runs(text: str) -> Iterable[str]:
+    """The base64 runs of ``text`` that decode to UTF-8 text (gene sequences and hashes decode to bytes, skipped)."""
+    for m in _BASE64.finditer(text):
+        run = m.group()
+        try:
+            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        if decoded.isprintable() and sum(c.isalpha() or c == " " for c in decoded) >= 0.8 * len(decoded):
+            yield decoded
 
 
 def reasons_for(text: str, classification: Classification | None = None) -> tuple[str, ...]:
