@@ -38,3 +38,24 @@ def test_chat_then_resume_then_audit(tmp_path, monkeypatch, capsys):
     assert "t1:0  elected" in table and "Q: how do I rebase with git" in table
     assert main(["eerag", "audit", "--store", str(path), "--conversation", "nope"]) != 0
     assert "no EE-RAG conversation 'nope'" in capsys.readouterr().err
+
+
+def test_chat_as_a_user_never_shows_documents_the_acl_withholds(tmp_path, monkeypatch, capsys):
+    from ragbench.schema import Acl, Document
+
+    path = tmp_path / "kb.db"
+    pay = Document("pay-bands", "Band 3 pays 40,000 a year; rebase your pay expectations each April.", "Pay bands",
+                   acl=Acl.make(["employee"], ["hr"], "Confidential"))
+    with KnowledgeStore.open(path) as s:
+        s.ingest([*DOCS, pay], WholeDocumentChunker(), HashingEmbedder(384), summarizer=lambda c: c.text)
+    question = "rebase pay bands\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(question))
+    assert main(["eerag", "chat", "--store", str(path), "--conversation", "hr", "--json", "--user", "ann",
+                 "--roles", "employee", "--departments", "hr", "--classification", "Confidential", *FAST]) == 0
+    assert "pay-bands" in json.loads(capsys.readouterr().out)["elected_docs"]
+    monkeypatch.setattr("sys.stdin", io.StringIO(question))
+    assert main(["eerag", "chat", "--store", str(path), "--conversation", "guest", "--json", "--user", "guest",
+                 *FAST]) == 0
+    out = capsys.readouterr().out
+    turn = json.loads(out)
+    assert "pay-bands" not in turn["elected_docs"] and "40,000" not in out
