@@ -32,7 +32,7 @@ from ..llm.quarantine import Quarantine
 from ..retrieval.base import Embedder
 from ..schema import PUBLIC_ACL, Document
 from ..store import KnowledgeStore
-from ..store.files import front_matter_acl, split_front_matter
+from ..store.files import front_matter_acl, front_matter_title, split_front_matter
 from ..text import content_hash
 from .chunkers import chunker_for, content_kind
 from .entries import SourceError
@@ -123,8 +123,7 @@ def transform(item: RawSource) -> tuple[Document, str]:
     title = title_of(item, text)
     if front:
         meta["front_matter"] = front
-        if isinstance(front.get("title"), str) and front["title"].strip() and not item.title:
-            title = front["title"].strip()
+        title = (None if item.title else front_matter_title(front)) or title
     acl = front_matter_acl(front, item.locator) if front else None
     return Document(item.source_id, text, title, item.locator, acl=acl or PUBLIC_ACL, metadata=meta), kind
 

@@ -319,6 +319,14 @@ def flagged_texts(documents: Iterable[Any]) -> list[str]:
     return out
 
 
+def _flags_by_doc(rows: Iterable[Sequence[Any]]) -> dict[str, list[Flag]]:
+    """``quarantine_spans`` rows (doc_id, start, end, reasons) as each document's flags, in row order."""
+    out: dict[str, list[Flag]] = {}
+    for doc_id, start, end, reasons in rows:
+        out.setdefault(doc_id, []).append(Flag(int(start), int(end), tuple(reasons.split(","))))
+    return out
+
+
 class Quarantine:
     """Flags kept in a store: :meth:`refresh` scans new or changed documents, :meth:`redact` cleans hits.
     Documents whose id starts with ``exclude_prefix`` are neither scanned nor redacted (EE-RAG's conversation
@@ -334,8 +342,8 @@ class Quarantine:
 
     def refresh(self) -> int:
         """Scan every document whose content or detector changed since its last scan (one transaction);
-        forget documents that are gone. Returns the number of documents scanned. ``ragbench index`` calls it after
-        an ingest, so the flags are in the store before the first question."""
+        forget documents that are gone. Returns the number of documents scanned. (``ragbench index`` and the DAL
+        pipeline :meth:`scan` what they write, so the flags are in the store before the first question.)"""
         prefix = self.exclude_prefix or ""
         rows = [(r[0], scan_key(r[1], r[2])) for r in self.store.query(
             "SELECT doc_id, sha256, acl FROM documents WHERE ? = '' OR substr(doc_id, 1, ?) <> ? ORDER BY doc_id",
@@ -348,10 +356,8 @@ class Quarantine:
         # another Quarantine over the same store may scan the excluded documents: their scans are not "gone"
         gone = sorted({d for d in seen if not self._excluded(d)} - {r[0] for r in rows})
         self._write(todo, gone)
-        spans: dict[str, list[Flag]] = {}
-        for doc_id, start, end, reasons in self.store.query(
-                "SELECT doc_id, start, end, reasons FROM quarantine_spans ORDER BY doc_id, start"):
-            spans.setdefault(doc_id, []).append(Flag(int(start), int(end), tuple(reasons.split(","))))
+        spans = _flags_by_doc(self.store.query(
+            "SELECT doc_id, start, end, reasons FROM quarantine_spans ORDER BY doc_id, start"))
         # swapped in whole: a server thread redacting meanwhile never sees a half-filled table
         self._spans, self._loaded = spans, {doc_id: sha for doc_id, sha in rows}
         self._signature = signature
@@ -372,14 +378,12 @@ class Quarantine:
         stale = [r[0] for r in rows if self._loaded.get(r[0]) != r[1]]
         for i in range(0, len(stale), 500):
             batch = stale[i:i + 500]
-            found: dict[str, list[Flag]] = {d: [] for d in batch}
-            for doc_id, start, end, reasons in self.store.query(
-                    "SELECT doc_id, start, end, reasons FROM quarantine_spans "
-                    f"WHERE doc_id IN ({', '.join('?' * len(batch))}) ORDER BY doc_id, start", batch):
-                found[doc_id].append(Flag(int(start), int(end), tuple(reasons.split(","))))
-            for doc_id, flags in found.items():
-                if flags:
-                    self._spans[doc_id] = flags
+            found = _flags_by_doc(self.store.query(
+                "SELECT doc_id, start, end, reasons FROM quarantine_spans "
+                f"WHERE doc_id IN ({', '.join('?' * len(batch))}) ORDER BY doc_id, start", batch))
+            for doc_id in batch:
+                if doc_id in found:
+                    self._spans[doc_id] = found[doc_id]
                 else:
                     self._spans.pop(doc_id, None)
         self._loaded.update((r[0], r[1]) for r in rows)

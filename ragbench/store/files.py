@@ -94,6 +94,12 @@ def front_matter_acl(meta: dict[str, Any], where: str) -> Acl | None:
                         "Restricted.") from None
 
 
+def front_matter_title(meta: dict[str, Any]) -> str | None:
+    """The front matter's non-blank ``title``, stripped, or ``None``."""
+    title = meta.get("title")
+    return title.strip() if isinstance(title, str) and title.strip() else None
+
+
 def title_of(path: Path, text: str) -> str:
     """The first markdown ``# heading`` of ``text``, else the file name without its suffix."""
     m = _HEADING.search(text)
@@ -112,8 +118,8 @@ def documents_from_files(paths: Sequence[str], acl: Acl | None = PUBLIC_ACL) -> 
             raise DataError(f"{f}: the file has front matter but no text after it. Fix: write the document below "
                             "the closing '---', or leave the file out.")
         declared = front_matter_acl(meta, str(f)) if meta else None
-        title = meta.get("title") if isinstance(meta.get("title"), str) and meta["title"].strip() else None
-        docs.append(Document(doc_id=f.as_posix(), text=body, title=(title or title_of(f, body)).strip(),
-                             source=str(f), acl=acl if acl is not None else (declared or PUBLIC_ACL),
+        title = front_matter_title(meta) or title_of(f, body).strip()
+        docs.append(Document(doc_id=f.as_posix(), text=body, title=title, source=str(f),
+                             acl=acl if acl is not None else (declared or PUBLIC_ACL),
                              metadata={"front_matter": meta} if meta else {}))
     return docs
