@@ -24,7 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from answer_thresholds import GAP, OFF, Row, refused
+from answer_thresholds import GAP, OFF, Row, refused, row_of
 
 #: The shipped thresholds (AnswerConfig's answerability_min_coverage / _min_similarity).
 SHIPPED = (0.55, 0.62)
@@ -56,14 +56,7 @@ def extract(data: str) -> Iterator[dict[str, Any]]:
 
     for q in golden.questions:
         a = answers[q.qid]
-        check = a.answerability
-        on_thresholds = a.refusal_reason == "unanswerable-question" and check is not None and check.on_thresholds
-        said = " ".join(x.sentence.text for x in a.sentences) if on_thresholds else a.answer
-        fact = not q.should_refuse and (not q.answer_fact or q.answer_fact.lower() in said.lower())
-        parts = tuple((not r.answerable and not r.on_thresholds, r.soft_coverage, r.similarity)
-                      for _, r in check.parts) if check else ()
-        row = Row(q.should_refuse, a.refused and not on_thresholds, check.soft_coverage if check else 0.0,
-                  check.similarity if check else 0.0, a.restricted_gap, q.tag, fact, parts, a.restricted_lead)
+        row = row_of(q, a)
         yield {"kind": "answer", "set": name, "qid": q.qid, "asked": a.query, "row": asdict(row),
                "answer_fact": q.answer_fact, "sentences": [s.sentence.text for s in a.sentences],
                "contexts": [contexts(trail(s.chunk_id)) for s in a.sentences]}

@@ -66,22 +66,22 @@ def features(data: str, overrides: dict[str, Any] | None = None,
     service = build_service(golden, cfg, "dense", embedder, store=build_store(golden, cfg, embedder),
                             rerank_cache=rerank_cache)
     answers, _ = answer_golden(service, golden)
-    rows = []
-    for q in golden.questions:
-        a = answers[q.qid]
-        check = a.answerability
-        on_thresholds = a.refusal_reason == "unanswerable-question" and check is not None and check.on_thresholds
-        # A reply refused on the thresholds still has its grounded sentences: what it would have said.
-        said = " ".join(x.sentence.text for x in a.sentences) if on_thresholds else a.answer
-        fact = not q.should_refuse and (not q.answer_fact or q.answer_fact.lower() in said.lower())
-        # Per part: refused for a reason no threshold can undo (answer type, conflict, unknown name), and signals.
-        parts = tuple((not r.answerable and not r.on_thresholds, r.soft_coverage, r.similarity)
-                      for _, r in check.parts) if check else ()
-        rows.append(Row(q.should_refuse, a.refused and not on_thresholds,
-                        check.soft_coverage if check is not None else 0.0,
-                        check.similarity if check is not None else 0.0, a.restricted_gap, q.tag, fact, parts,
-                        a.restricted_lead))
-    return rows
+    return [row_of(q, answers[q.qid]) for q in golden.questions]
+
+
+def row_of(q: Any, a: Any) -> Row:
+    """The replay row of golden question ``q`` answered ``a`` with the thresholds out of play."""
+    check = a.answerability
+    on_thresholds = a.refusal_reason == "unanswerable-question" and check is not None and check.on_thresholds
+    # A reply refused on the thresholds still has its grounded sentences: what it would have said.
+    said = " ".join(x.sentence.text for x in a.sentences) if on_thresholds else a.answer
+    fact = not q.should_refuse and (not q.answer_fact or q.answer_fact.lower() in said.lower())
+    # Per part: refused for a reason no threshold can undo (answer type, conflict, unknown name), and signals.
+    parts = tuple((not r.answerable and not r.on_thresholds, r.soft_coverage, r.similarity)
+                  for _, r in check.parts) if check else ()
+    return Row(q.should_refuse, a.refused and not on_thresholds, check.soft_coverage if check is not None else 0.0,
+               check.similarity if check is not None else 0.0, a.restricted_gap, q.tag, fact, parts,
+               a.restricted_lead)
 
 
 def refused(r: Row, c: float, s: float, g: float = GAP) -> bool:
