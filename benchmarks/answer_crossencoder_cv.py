@@ -15,7 +15,7 @@ then linear decay. A question is scored on the whole answer (``p_joined``) and o
 
 Run in a throwaway venv outside the repo (torch never enters the project venv; this script does not import ragbench):
 
-    python3 -m venv /tmp/torchenv && /tmp/torchenv/bin/pip install torch==2.13.0 transformers safetensors numpy
+    python3 -m venv /tmp/torchenv && /tmp/torchenv/bin/pip install torch==2.13.0 transformers safetensors
     /tmp/torchenv/bin/python benchmarks/answer_crossencoder_cv.py --rows rows.jsonl --out preds.jsonl \\
         --model-dir "$(.venv/bin/python -c 'from ragbench import assets; print(assets.minilm_fp32_dir())')"
 
@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from transformers import BertForSequenceClassification, BertTokenizerFast
 
@@ -133,7 +132,6 @@ def main() -> None:
                     help="train each fold on only the first N of its training sets, in name order (a learning curve)")
     args = ap.parse_args()
     torch.set_num_threads(2)
-    np.random.seed(args.seed)
     rows = [json.loads(line) for line in Path(args.rows).read_text(encoding="utf-8").splitlines()]
     names = sorted({r["set"] for r in rows})
     folds = [set(names[i::args.folds]) for i in range(args.folds)]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from answer_thresholds import GAP, OFF, Row, refused, row_of
+from sklearn.metrics import roc_auc_score
 
 #: The shipped thresholds (AnswerConfig's answerability_min_coverage / _min_similarity).
 SHIPPED = (0.55, 0.62)
@@ -47,24 +48,23 @@ def extract(data: str) -> Iterator[dict[str, Any]]:
     answers, _ = answer_golden(service, golden)
     store = service.store
 
-    def trail(chunk_id: str | None) -> list[str]:
-        chunk = store.get_chunk(chunk_id) if chunk_id else None
+    def trail(chunk: Any) -> list[str]:
+        """The title and the headings a stored chunk starts under."""
         doc = store.get_document(chunk.doc_id) if chunk is not None else None
-        if chunk is None or doc is None:
-            return []
-        return [doc.title, *heading_trail(doc.text, chunk.start)]
+        return [doc.title, *heading_trail(doc.text, chunk.start)] if doc is not None else []
 
     for q in golden.questions:
         a = answers[q.qid]
         row = row_of(q, a)
         yield {"kind": "answer", "set": name, "qid": q.qid, "asked": a.query, "row": asdict(row),
                "answer_fact": q.answer_fact, "sentences": [s.sentence.text for s in a.sentences],
-               "contexts": [contexts(trail(s.chunk_id)) for s in a.sentences]}
+               "contexts": [contexts(trail(store.get_chunk(s.chunk_id) if s.chunk_id else None))
+                            for s in a.sentences]}
         for chunk_id in a.context_chunk_ids:
             chunk = store.get_chunk(chunk_id)
             if chunk is None:
                 continue
-            base = trail(chunk_id)
+            base = trail(chunk)
             for start, end, heads in paragraph_headings(chunk.text):
                 for sentence in split_sentences(chunk.text[start:end]):
                     if len(sentence.split()) < 3:
@@ -82,14 +82,6 @@ def load_rows(path: str) -> tuple[list[dict[str, Any]], dict[tuple[str, str], Ro
     replay = {(r["set"], r["qid"]): Row(**{**r["row"], "parts": tuple(tuple(p) for p in r["row"]["parts"])})
               for r in answers}
     return answers, replay
-
-
-def auc(labels: list[bool], scores: list[float]) -> float:
-    """ROC AUC (ties count half): the chance that an answerable question outscores one to refuse."""
-    pos = [s for s, y in zip(scores, labels) if y]
-    neg = [s for s, y in zip(scores, labels) if not y]
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
 
 
 def score(rows: list[tuple[Row, float]], decide: Callable[..., bool]) -> str:
@@ -127,7 +119,7 @@ def report(rows_path: str, preds_path: str) -> None:
                     ("verifier, best sentence", lambda x, p: p["p_max"]),
                     ("verifier, the whole answer", lambda x, p: p["p_joined"]),
                     ("soft coverage + verifier", lambda x, p: x.coverage + p["p_max"])]:
-        print(f"  AUC {name:28s} {auc(labels, [f(x, p) for x, p in band]):.3f}")
+        print(f"  AUC {name:28s} {roc_auc_score(labels, [f(x, p) for x, p in band]):.3f}")
     print(f"shipped thresholds         {score(rows, lambda x, p: shipped(x))}")
     for t in (0.1, 0.2, 0.3, 0.5):
         print(f"verifier decides, P < {t:<4} {score(rows, lambda x, p, t=t: not decidable(x) or p < t)}")

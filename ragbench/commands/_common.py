@@ -26,6 +26,29 @@ from ..errors import ConfigError
 RETRIEVERS = ("bm25", "dense", "lsh", "ann", "hybrid")
 
 
+def split_names(value: str) -> list[str]:
+    """``"a, b,,c"`` → ``["a", "b", "c"]``: a comma-separated list of roles or departments from the command line."""
+    return [v for v in (x.strip() for x in value.split(",")) if v]
+
+
+def add_principal_options(p: argparse.ArgumentParser, verb: str) -> None:
+    """``--user`` with ``--roles/--departments/--classification``: act as that principal (``verb``: "search" …)."""
+    p.add_argument("--user", default=None,
+                   help=f"{verb} as this user: documents are shown only as their ACLs allow (default: unrestricted)")
+    p.add_argument("--roles", default="", help="comma-separated roles of --user")
+    p.add_argument("--departments", default="", help="comma-separated departments of --user")
+    p.add_argument("--classification", default="Public", help="the --user's maximum classification")
+
+
+def principal_from(args: argparse.Namespace) -> Any:
+    """The :class:`~ragbench.schema.Principal` of :func:`add_principal_options`' flags, or ``None`` without --user."""
+    if not getattr(args, "user", None):
+        return None
+    from ..schema import Principal
+
+    return Principal.make(args.user, split_names(args.roles), split_names(args.departments), args.classification)
+
+
 def add_config_options(p: argparse.ArgumentParser) -> None:
     """``--config FILE`` and repeatable ``--set KEY=VALUE``."""
     p.add_argument("--config", metavar="FILE", default=None,

@@ -20,8 +20,10 @@ from ._eerag_common import add_grammar, chat_model, config_from, track
 from ._common import (
     Output,
     add_output_options,
+    add_principal_options,
     add_tracking_option,
     json_line,
+    principal_from,
     show_progress,
 )
 
@@ -106,12 +108,7 @@ def _open_conversation(args: argparse.Namespace) -> Any:
     from ..store import KnowledgeStore
 
     cfg = config_from(args)
-    principal = None
-    if getattr(args, "user", None):
-        from ..schema import Principal
-
-        split = lambda v: [x.strip() for x in v.split(",") if x.strip()]  # noqa: E731
-        principal = Principal.make(args.user, split(args.roles), split(args.departments), args.classification)
+    principal = principal_from(args)
     store = KnowledgeStore.open(args.store)
     conversation_id = args.conversation or f"chat-{uuid.uuid4().hex[:8]}"
     try:
@@ -205,11 +202,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--store", required=True, help="knowledge store file")
     c.add_argument("--conversation", help="conversation id to resume (default: a new one)")
     c.add_argument("--elector", choices=["policy", "llm"], help="who elects (eerag.elector; default policy)")
-    c.add_argument("--user", default=None,
-                   help="converse as this user: documents are shown only as their ACLs allow (default: unrestricted)")
-    c.add_argument("--roles", default="", help="comma-separated roles of --user")
-    c.add_argument("--departments", default="", help="comma-separated departments of --user")
-    c.add_argument("--classification", default="Public", help="the --user's maximum classification")
+    add_principal_options(c, "converse")
     add_grammar(c)
     c.set_defaults(func=_chat)
     a = inner.add_parser("audit", help="the two-phase audit of a stored conversation")

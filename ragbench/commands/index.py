@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import Output, add_config_options, add_output_options, load_cfg, show_progress
+from ._common import Output, add_config_options, add_output_options, load_cfg, show_progress, split_names
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,10 +29,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _split(value: str) -> list[str]:
-    return [v for v in (s.strip() for s in value.split(",")) if v]
-
-
 def run(args: argparse.Namespace) -> int:
     from ..llm.quarantine import Quarantine
     from ..retrieval.factory import make_chunker
@@ -43,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     out = Output(args)
     cfg = load_cfg(args)
     explicit = any(v is not None for v in (args.roles, args.departments, args.classification))
-    acl = (Acl.make(_split(args.roles or ""), _split(args.departments or ""), args.classification or "Public")
+    acl = (Acl.make(split_names(args.roles or ""), split_names(args.departments or ""), args.classification or "Public")
            if explicit else None)
     docs = documents_from_files(args.paths, acl)  # every file is read (and checked) before the store is touched
     overridden = [d.doc_id for d in docs if acl is not None

@@ -8,7 +8,8 @@ import argparse
 from pathlib import Path
 
 from ..errors import StoreError
-from ._common import Output, add_config_options, add_k_option, add_output_options, add_retriever_option, load_cfg
+from ._common import (Output, add_config_options, add_k_option, add_output_options, add_principal_options,
+                      add_retriever_option, load_cfg, principal_from)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,10 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", required=True, help="knowledge store (SQLite file)")
     add_retriever_option(p)
     add_k_option(p, help="results (default: retrieval.k of the config)")
-    p.add_argument("--user", default=None, help="search as this user (with --roles/--departments/--classification)")
-    p.add_argument("--roles", default="", help="comma-separated roles of --user")
-    p.add_argument("--departments", default="", help="comma-separated departments of --user")
-    p.add_argument("--classification", default="Public", help="the user's maximum classification")
+    add_principal_options(p, "search")
     add_config_options(p)
     add_output_options(p, json_help="print the hits as exactly one JSON line on stdout")
     p.set_defaults(func=run)
@@ -29,7 +27,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..retrieval.chunk_table import check_k
     from ..retrieval.retriever import retriever_from_store
-    from ..schema import Principal
     from ..store import KnowledgeStore
 
     out = Output(args)
@@ -40,10 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.store).is_file():
         raise StoreError(f"store {args.store} does not exist. Fix: create it with `ragbench index PATH --store "
                          f"{args.store}`.")
-    principal = None
-    if args.user:
-        split = lambda v: [s.strip() for s in v.split(",") if s.strip()]  # noqa: E731
-        principal = Principal.make(args.user, split(args.roles), split(args.departments), args.classification)
+    principal = principal_from(args)
     with KnowledgeStore.open(args.store) as store:
         retriever = retriever_from_store(store, mode, cfg)
     hits = retriever.search(args.query, k, principal)
