@@ -211,20 +211,32 @@ def overlap_ratio(query_tokens: Iterable[str], doc_tokens: Iterable[str]) -> flo
     return len(q & set(doc_tokens)) / len(q)
 
 
-def read_text_file(path: str | Path) -> str:
-    """Read a UTF-8 text file (a leading byte-order mark is dropped).
+def decode_utf8(data: bytes, where: str | Path) -> str:
+    """``data`` as UTF-8 text without a leading byte-order mark (Windows editors write one).
 
-    Raises :class:`DataError` naming the file when it is missing, and the byte offset of the first invalid
-    byte when it is not UTF-8."""
+    A NUL byte (binary data: valid UTF-8, but never in a text file) or an invalid byte is a :class:`DataError`
+    naming ``where`` (the file), the line and the offset of the first bad byte, with the fix."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data[:nul].count(b"\n") + 1
+        raise DataError(f"{where}:{line}: a binary file (NUL byte at offset {nul}), not UTF-8 text. "
+                        "Fix: give a UTF-8 text file; remove or convert this one.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise DataError(f"{where}:{line}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}). "
+                        "Fix: re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
+    return text.removeprefix("\ufeff")
+
+
+def read_text_file(path: str | Path) -> str:
+    """Read a UTF-8 text file (:func:`decode_utf8`: a leading byte-order mark is dropped).
+
+    Raises :class:`DataError` naming the file when it is missing or unreadable, binary, or not UTF-8."""
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise DataError(f"cannot read {p}: {exc.strerror or exc}. Fix: check the path.") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bad = data[exc.start:exc.start + 4]
-        raise DataError(f"{p} is not valid UTF-8: byte {bad[:1]!r} at byte offset {exc.start} ({exc.reason}). "
-                        f"Fix: re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return decode_utf8(data, p)

@@ -122,7 +122,7 @@ def test_load_locomo_errors(tmp_path, payload, match):
 def test_load_json_reports_bad_bytes_and_syntax(tmp_path):
     p = tmp_path / "x.json"
     p.write_bytes(b'[\n{"a": "\xff"}]')
-    with pytest.raises(DataError, match="x.json:2: not valid UTF-8"):
+    with pytest.raises(DataError, match=r"x\.json:2: not UTF-8 text \(byte 0xff at offset 9\)"):
         load_locomo(p)
     p.write_text('[\n{"a": }]')
     with pytest.raises(DataError, match="x.json:2: invalid JSON"):
@@ -187,3 +187,16 @@ def test_shared_eerag_and_dcs(shared_data):
     assert [c.case_id for c in b.cases if not c.expect_retrieval] == ["bc-018", "bc-019", "bc-020"]
     df = load_dcs_messages(shared_data / "dcs_ee_rag" / "dcs_test_messages.json")
     assert len(df) == 80 and df["thread"].value_counts()["auth-bug"] == 13
+
+
+def test_files_with_a_byte_order_mark_load_as_without(tmp_path):
+    want = load_beir(_beir(tmp_path / "plain" / "mini"), "test")
+    root = _beir(tmp_path / "bom" / "mini")
+    for f in (root / "corpus.jsonl", root / "queries.jsonl", root / "qrels" / "test.tsv"):
+        f.write_bytes(b"\xef\xbb\xbf" + f.read_bytes())
+    got = load_beir(root, "test")
+    assert got.corpus == want.corpus
+    assert got.queries.equals(want.queries) and got.qrels.equals(want.qrels)
+    p = tmp_path / "locomo.json"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps([_locomo_sample()]).encode())
+    assert [c.sample_id for c in load_locomo(p)] == ["conv-1"]

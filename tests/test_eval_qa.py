@@ -59,6 +59,11 @@ def test_bundled_file_loads_and_bad_files_name_the_line(tmp_path):
     bad.write_text('{"question": "a?"}\n')
     with pytest.raises(DataError, match="bad.jsonl:1: no correct answer"):
         load_qa(bad)
+    bad.write_bytes('\ufeff{"question": "a?", "answer": ["b"]}\r\n'.encode())  # a BOM and CRLF are fine
+    assert [(i.question, i.correct) for i in load_qa(bad)] == [("a?", ("b",))]
+    bad.write_bytes(b'{"question": "a?", "answer": ["b"]}\n{"question": "caf\xe9?", "answer": ["b"]}\n')
+    with pytest.raises(DataError, match=r"bad\.jsonl:2: not UTF-8 text \(byte 0xe9 at offset 53\)"):
+        load_qa(bad)
 
 
 def test_few_shot_examples_are_the_most_similar_other_items():

@@ -286,3 +286,16 @@ def test_binary_or_non_utf8_files_are_data_errors_naming_the_file(tmp_path: Path
     (folder / "principals.yaml").write_bytes(b"principals:\n\x00")
     with pytest.raises(DataError, match=r"principals\.yaml:2: a binary file"):
         load_golden(folder)
+
+
+def test_files_saved_with_a_byte_order_mark_and_crlf_load_as_the_originals(tmp_path: Path) -> None:
+    # Windows editors save UTF-8 with a BOM and CRLF line ends; a set written there must load unchanged.
+    folder = _copy(tmp_path)
+    files = [*sorted((folder / "docs").glob("*.md")), folder / "principals.yaml", folder / "questions.jsonl"]
+    for f in files:
+        f.write_bytes(b"\xef\xbb\xbf" + f.read_bytes().replace(b"\n", b"\r\n"))
+    got, want = load_golden(folder), load_golden(DEFAULT_FOLDER)
+    assert got.documents == want.documents
+    assert got.principals == want.principals
+    assert got.questions == want.questions
+    assert got.data_hash != want.data_hash  # the hash names the bytes, which differ

@@ -102,6 +102,6 @@ def test_read_text_file_names_the_file_and_byte_offset_of_bad_utf8(tmp_path) -> 
     with pytest.raises(DataError) as err:
         read_text_file(p)
     assert str(p) in str(err.value)
-    assert "byte offset 6" in str(err.value)
+    assert "byte 0xe9 at offset 6" in str(err.value)
     with pytest.raises(DataError, match="missing.txt"):
         read_text_file(tmp_path / "missing.txt")

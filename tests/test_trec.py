@@ -61,3 +61,6 @@ def test_read_rejects_malformed_files(tmp_path):
         read_trec_run(tmp_path / "c.run")
     with pytest.raises(DataError, match="does not exist"):
         read_trec_run(tmp_path / "none.run")
+    (tmp_path / "d.run").write_bytes(b"q1 Q0 d1 1 2.0 t\nq1 Q0 d\xe92 2 1.0 t\n")
+    with pytest.raises(DataError, match=r"d\.run:2: not UTF-8 text \(byte 0xe9 at offset 24\)"):
+        read_trec_run(tmp_path / "d.run")

@@ -33,7 +33,7 @@ from ..retrieval.base import Embedder
 from ..schema import PUBLIC_ACL, Document
 from ..store import KnowledgeStore
 from ..store.files import front_matter_acl, front_matter_title, split_front_matter
-from ..text import content_hash
+from ..text import content_hash, decode_utf8
 from .chunkers import chunker_for, content_kind
 from .entries import SourceError
 from .watchers import RawSource, Watcher
@@ -72,21 +72,11 @@ class PipelineReport:
 
 
 def decode(item: RawSource) -> str:
-    """Strict UTF-8 (a leading BOM dropped); raises :class:`DataError` with the offset of the first bad byte, or
-    when the head of the file holds NUL bytes (binary)."""
+    """Strict UTF-8 (a leading BOM dropped); a binary (NUL bytes) or non-UTF-8 item is a :class:`DataError` naming
+    it, with the offset of the first bad byte (:func:`ragbench.text.decode_utf8`)."""
     if isinstance(item.data, str):
         return item.data
-    nul = item.data.find(b"\x00", 0, 8192)
-    if nul >= 0:
-        # NUL bytes are valid UTF-8 but never occur in text files: the file is binary (or zero-filled).
-        raise DataError(f"{item.locator} is binary, not text: it contains NUL bytes (first at offset {nul}). "
-                        "Fix: only text files are indexed; remove it or convert it to text.")
-    try:
-        text = item.data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{item.locator} is not valid UTF-8: byte {item.data[exc.start:exc.start + 1]!r} at offset "
-                        f"{exc.start}. Fix: re-encode it as UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return decode_utf8(item.data, item.locator)
 
 
 def clean(text: str, html: bool = False) -> str:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..errors import DataError
 from ..schema import Document
+from ..text import decode_utf8
 
 # ------------------------------------------------------------------------------------------ file reading
 
@@ -28,19 +29,14 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             except UnicodeDecodeError as exc:
                 raise DataError(f"{path}:{no}: not valid UTF-8 (byte {raw[exc.start:exc.start + 1]!r} at column "
                                 f"{exc.start + 1}). Fix: re-encode the file as UTF-8.") from None
-            yield no, text.rstrip("\r\n")
+            yield no, (text.removeprefix("\ufeff") if no == 1 else text).rstrip("\r\n")
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     """A whole JSON document, with UTF-8 and syntax errors reported by line."""
     if not path.is_file():
         raise DataError(f"{path}: file not found. Fix: check the path.")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not valid UTF-8. Fix: re-encode the file as UTF-8.") from None
+    text = decode_utf8(path.read_bytes(), path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -202,7 +198,7 @@ def load_locomo(path: str | Path) -> list[LocomoConversation]:
     from .metrics import split_evidence
 
     p = Path(path)
-    data = _read_json(p)
+    data = read_json(p)
     if not isinstance(data, list) or not data:
         what = "an empty list" if isinstance(data, list) else type(data).__name__
         raise DataError(f"{p}: expected a JSON list of LoCoMo samples, found {what}. Fix: give the LoCoMo file "
@@ -308,7 +304,7 @@ def load_eerag_bench(path: str | Path) -> EeragBench:
     """Read ``eedag_benchmark_v1.json``. Raises :class:`DataError` on missing fields, duplicate slugs or case ids,
     and cases expecting slugs that are not knowledge entries."""
     p = Path(path)
-    data = _read_json(p)
+    data = read_json(p)
     if not isinstance(data, dict) or "knowledge_entries" not in data or "benchmark_cases" not in data:
         raise DataError(f"{p}: expected an object with knowledge_entries and benchmark_cases.")
     _known_keys(data, _BENCH_KEYS, p, "the top level")
@@ -356,7 +352,7 @@ def load_dcs_messages(path: str | Path) -> pd.DataFrame:
     """Read ``dcs_test_messages.json`` → DataFrame ``id, content, timestamp (UTC), thread, notes`` sorted by
     timestamp (stable). ``thread`` is the ground-truth continuity label."""
     p = Path(path)
-    data = _read_json(p)
+    data = read_json(p)
     if not isinstance(data, list) or not data:
         what = "an empty list" if isinstance(data, list) else type(data).__name__
         raise DataError(f"{p}: expected a non-empty JSON list of messages, found {what}. Fix: give the DCS "

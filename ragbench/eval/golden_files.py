@@ -15,6 +15,7 @@ import yaml
 
 from ..errors import DataError
 from ..schema import Acl, Classification, Document, Principal
+from ..text import decode_utf8
 
 _DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _CLASSES = [c.name.title() for c in Classification]
@@ -29,20 +30,9 @@ def fail(path: Path, line: int, fieldname: str, problem: str, fix: str) -> DataE
 
 
 def read_text(path: Path) -> str:
-    """The file as UTF-8 text; a binary (NUL bytes) or non-UTF-8 file is a :class:`DataError` naming the file and
-    the line of the first bad byte."""
-    data = path.read_bytes()
-    nul = data.find(b"\0")
-    if nul >= 0:
-        line = data[:nul].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: a binary file (NUL byte at offset {nul}), not UTF-8 text. "
-                        "Fix: golden files are UTF-8 text; remove or convert this file.")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}). "
-                        "Fix: save the file as UTF-8.") from None
+    """The file as UTF-8 text (a byte-order mark dropped); a binary (NUL bytes) or non-UTF-8 file is a
+    :class:`DataError` naming the file and the line of the first bad byte (:func:`ragbench.text.decode_utf8`)."""
+    return decode_utf8(path.read_bytes(), path)
 
 
 def _line_map(node: yaml.Node | None, offset: int, prefix: tuple = ()) -> dict[tuple, int]:

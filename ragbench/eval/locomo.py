@@ -21,7 +21,6 @@ previous turn); BM25 with all of it 0.71.
 """
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -36,7 +35,7 @@ from ..config import DcsConfig
 from ..errors import ConfigError
 from ..retrieval.turns import TurnMemory, TurnText, turn_documents
 from ..schema import Chunk
-from .datasets import LOCOMO_CATEGORIES, LocomoConversation, load_locomo
+from .datasets import LOCOMO_CATEGORIES, LocomoConversation, load_locomo, read_json
 from .metrics import evidence_recall_at_k
 
 log = logging.getLogger(__name__)
@@ -102,7 +101,7 @@ def parse_session_date(text: str) -> datetime | None:
 
 def load_captions(path: str | Path) -> dict[tuple[str, str], str]:
     """``(sample_id, dia_id) → blip caption`` of the turns that shared an image (the loader keeps no captions)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = read_json(Path(path))
     out: dict[tuple[str, str], str] = {}
     for sample in data:
         for key, turns in sample.get("conversation", {}).items():

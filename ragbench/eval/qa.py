@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
+from ..text import read_text_file
 
 OUTCOMES = ("Correct", "PossiblyCorrect", "DefinitelyWrong", "Indeterminate")
 #: The source's PASS thresholds: (outcome, "min" | "max", percent).
@@ -84,7 +85,7 @@ def load_qa(path: str | Path) -> list[QaItem]:
     if not p.is_file():
         raise DataError(f"QA file {p} does not exist. Fix: check the path (the bundled one is data/qa/sample.jsonl).")
     items: list[QaItem] = []
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_text_file(p).splitlines(), 1):
         if not line.strip():
             continue
         try:

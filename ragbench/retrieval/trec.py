@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import DataError, SchemaError
 from ..schema import validate
+from ..text import read_text_file
 
 
 def _check_token(value: str, what: str) -> str:
@@ -53,20 +54,19 @@ def read_trec_run(path: str | Path) -> Any:
     if not p.is_file():
         raise DataError(f"TREC run file {p} does not exist. Fix: check the path.")
     rows: list[tuple[str, str, float, int]] = []
-    with p.open(encoding="utf-8") as fh:
-        for no, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise DataError(f"{p}:{no}: expected 6 fields 'qid Q0 docno rank score tag', found {len(parts)}. "
-                                "Fix: repair the line.")
-            qid, _q0, docno, rank, score, _tag = parts
-            try:
-                r, s = int(rank), float(score)
-            except ValueError:
-                raise DataError(f"{p}:{no}: rank {rank!r} must be an integer and score {score!r} a number.") from None
-            if r < 1:
-                raise DataError(f"{p}:{no}: TREC ranks start at 1, found {r}. Fix: renumber the run.")
-            rows.append((qid, docno, s, r - 1))
+    for no, line in enumerate(read_text_file(p).splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise DataError(f"{p}:{no}: expected 6 fields 'qid Q0 docno rank score tag', found {len(parts)}. "
+                            "Fix: repair the line.")
+        qid, _q0, docno, rank, score, _tag = parts
+        try:
+            r, s = int(rank), float(score)
+        except ValueError:
+            raise DataError(f"{p}:{no}: rank {rank!r} must be an integer and score {score!r} a number.") from None
+        if r < 1:
+            raise DataError(f"{p}:{no}: TREC ranks start at 1, found {r}. Fix: renumber the run.")
+        rows.append((qid, docno, s, r - 1))
     return pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
