@@ -197,7 +197,7 @@ def test_non_utf8_golden_file(golden, tmp_path, capsys, target):
         path = sorted((golden / "docs").glob("*.md"))[0]
     path.write_bytes(path.read_bytes() + "\nCaf\xe9\n".encode("latin-1"))
     code, err = run(capsys, "eval", "golden", "--data", golden, "--out", tmp_path / "run", "--no-mlflow")
-    bad_input(code, err, path, "not UTF-8 text", "save the file as UTF-8")
+    bad_input(code, err, path, "not UTF-8 text", "re-encode the file as UTF-8")
 
 
 def test_non_utf8_principals_for_ask(tmp_path, capsys):
@@ -231,7 +231,7 @@ def test_bad_eerag_benchmark(tmp_path, capsys, change, needle):
 
 def test_non_utf8_eerag_benchmark(tmp_path, capsys):
     path = write(tmp_path / "bench.json", json.dumps(BENCH).replace("letter", "lettr\xe9").encode("latin-1"))
-    bad_input(*run(capsys, "eerag", "bench", path), path, "not valid UTF-8")
+    bad_input(*run(capsys, "eerag", "bench", path), path, "bench.json:1: not UTF-8 text (byte 0xe9 at offset 121)")
 
 
 MESSAGES = [{"id": "m1", "content": "Hello there", "timestamp": "2025-01-01T09:00:00Z", "thread": "t1"}]
@@ -298,7 +298,7 @@ def test_dal_watch_missing_folder(tmp_path, capsys):
 def test_index_non_utf8_and_binary_files(tmp_path, capsys):
     latin = write(tmp_path / "latin.md", "Caf\xe9 cr\xe8me\n".encode("latin-1"))
     bad_input(*run(capsys, "index", latin, "--store", tmp_path / "kb.sqlite", "--no-embed"), latin,
-              "not valid UTF-8")
+              "latin.md:1: not UTF-8 text (byte 0xe9 at offset 3)")
     assert not (tmp_path / "kb.sqlite").exists()
 
 
