@@ -30,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..llm.injection_model import suspects
     from ..llm.quarantine import Quarantine
     from ..retrieval.factory import make_chunker
     from ..schema import Acl
@@ -57,10 +58,12 @@ def run(args: argparse.Namespace) -> int:
         quarantine = Quarantine(store)
         scanned = quarantine.scan(d.doc_id for d in docs)
         flagged = quarantine.flagged(d.doc_id for d in docs)
+    # The learned detector only reports (docs/answers.md): what it suspects and the rules pass, to read.
+    suspected = sorted(d.doc_id for d in docs if suspects(d.text, d.acl.classification))
     summary = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged,
                "chunks": report.chunks, "documents": total, "errors": report.errors,
                "quarantine_scanned": scanned, "quarantined_documents": flagged,
-               "front_matter_acl_overridden": overridden}
+               "suspected_documents": suspected, "front_matter_acl_overridden": overridden}
     out.json(summary)
     out.text(f"indexed {len(docs)} files into {args.store}: {report.added} added, {report.updated} updated, "
              f"{report.unchanged} unchanged, {report.chunks} new chunks; {total} documents in the store")
@@ -71,4 +74,8 @@ def run(args: argparse.Namespace) -> int:
     if flagged:
         out.text(f"quarantine: {len(flagged)} of them hold text addressed to an AI, a classification claim or "
                  f"citation markers (redacted before any model sees it): {', '.join(flagged)}")
+    if suspected:
+        out.text(f"suspects: {len(suspected)} of them hold paragraphs a learned detector takes for prompt injections "
+                 f"and the rules pass (not redacted; read them with `ragbench quarantine --store {args.store} "
+                 f"--suspects`): {', '.join(suspected)}")
     return 0
