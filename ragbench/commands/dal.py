@@ -62,7 +62,9 @@ def watch(args: argparse.Namespace) -> int:
                      f"quarantined {len(rep.quarantined)}",
                      *(f"  [{e.stage}/{e.kind}] {e.source}: {e.message}" for e in rep.errors),
                      *(f"  [quarantine] {d}: text addressed to an AI, a classification claim or citation markers "
-                       "(redacted before any model sees it)" for d in rep.quarantined))
+                       "(redacted before any model sees it)" for d in rep.quarantined),
+                     *(f"  [suspect] {d}: a paragraph a learned detector takes for a prompt injection and the rules "
+                       "pass (not redacted; ragbench quarantine --suspects lists it)" for d in rep.suspected))
             # Exit status 1 when a source failed in the (last) round: its errors are printed above.
             status = EXIT_FAILURES if any(e.fatal for e in rep.errors) else EXIT_OK
             if args.once:

@@ -28,6 +28,7 @@ from bs4 import BeautifulSoup
 from tqdm.auto import tqdm
 
 from ..errors import DataError
+from ..llm.injection_model import suspects
 from ..llm.quarantine import Quarantine
 from ..retrieval.base import Embedder
 from ..schema import PUBLIC_ACL, Document
@@ -69,6 +70,9 @@ class PipelineReport:
     #: Documents written this run that hold a paragraph the prompt-injection quarantine flags (redacted before any
     #: model or agent sees it; :mod:`ragbench.llm.quarantine`).
     quarantined: tuple[str, ...] = ()
+    #: Documents written this run holding a paragraph the learned detector suspects and the quarantine's rules pass
+    #: (not redacted; :mod:`ragbench.llm.injection_model`, ``ragbench quarantine --suspects``).
+    suspected: tuple[str, ...] = ()
 
 
 def decode(item: RawSource) -> str:
@@ -206,10 +210,13 @@ class IngestionPipeline:
         deleted = self._delete(state, gone)
         written = sorted({w.doc.doc_id for w in work
                           if w.duplicate_of is None and w.item.source_id not in done_elsewhere})
+        written_ids = set(written)
+        suspected = sorted({w.doc.doc_id for w in work
+                            if w.doc.doc_id in written_ids and suspects(w.doc.text, w.doc.acl.classification)})
         report = PipelineReport(totals["added"], totals["updated"], unchanged + totals["unchanged"], len(deleted),
                                 totals["duplicates"], totals["chunks"],
                                 tuple(w.item.source_id for w in work if w.item.source_id not in done_elsewhere),
-                                tuple(deleted), tuple(errors), self._quarantine(written))
+                                tuple(deleted), tuple(errors), self._quarantine(written), tuple(suspected))
         log.info("pipeline: %s", report)
         return report
 
