@@ -4,7 +4,7 @@ plain numbers.
 The quarantine's phrase rules (:mod:`ragbench.llm.quarantine`) name what each version's writers showed them, and
 carry only partly to phrasings written after them. This model learns the register of text addressed to a machine
 reader ("reveal", "respond", "assistant", "instructions", "official", "output") against that of documents written
-for people: trained on the injection probe sets of ``benchmarks/injection_probes.py`` (120 injections; 110 ordinary
+for people: trained on the injection probe sets of ``benchmarks/injection_probes.py`` (120 injections; 115 ordinary
 sentences that borrow the rules' words and 25 ordinary ones about AI) and every paragraph of the bundled golden sets
 it reads (the rules' flags as positives, the rest as negatives). English stop words are left out, so chat's "this",
 "about" and "you" weigh nothing. Its threshold is a false-positive budget: the 99.8th percentile of the scores of
