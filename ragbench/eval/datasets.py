@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..errors import DataError
 from ..schema import Document
-from ..text import decode_utf8
+from ..text import read_text_file
 
 # ------------------------------------------------------------------------------------------ file reading
 
@@ -36,7 +36,7 @@ def read_json(path: Path) -> Any:
     """A whole JSON document, with UTF-8 and syntax errors reported by line."""
     if not path.is_file():
         raise DataError(f"{path}: file not found. Fix: check the path.")
-    text = decode_utf8(path.read_bytes(), path)
+    text = read_text_file(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -20,8 +20,8 @@ import pandas as pd
 
 from ..errors import DataError
 from ..schema import Document, Principal, validate
-from ..text import normalize_whitespace
-from .golden_files import fail, hash_files, load_documents, load_principals, read_text
+from ..text import normalize_whitespace, read_text_file
+from .golden_files import fail, hash_files, load_documents, load_principals
 
 DEFAULT_FOLDER = Path(__file__).resolve().parents[2] / "data" / "golden"
 TAGS = ("direct", "paraphrase", "multi-doc", "refuse-acl", "refuse-unanswerable", "followup")
@@ -190,7 +190,7 @@ def _load_questions(path: Path, principals: Mapping[str, Principal],
         raise fail(path, 0, "questions", "file not found", "create questions.jsonl (one JSON object per line)")
     questions: list[GoldenQuestion] = []
     line_of: dict[str, int] = {}
-    for n, raw in enumerate(read_text(path).splitlines(), 1):
+    for n, raw in enumerate(read_text_file(path).splitlines(), 1):
         if not raw.strip():
             continue
         try:

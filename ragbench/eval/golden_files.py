@@ -15,7 +15,7 @@ import yaml
 
 from ..errors import DataError
 from ..schema import Acl, Classification, Document, Principal
-from ..text import decode_utf8
+from ..text import read_text_file
 
 _DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _CLASSES = [c.name.title() for c in Classification]
@@ -27,12 +27,6 @@ _CLASSES = [c.name.title() for c in Classification]
 def fail(path: Path, line: int, fieldname: str, problem: str, fix: str) -> DataError:
     """The error for ``path:line``, field ``fieldname``: what is wrong and how to fix it."""
     return DataError(f"{path}:{line}: field {fieldname!r}: {problem}. Fix: {fix}.")
-
-
-def read_text(path: Path) -> str:
-    """The file as UTF-8 text (a byte-order mark dropped); a binary (NUL bytes) or non-UTF-8 file is a
-    :class:`DataError` naming the file and the line of the first bad byte (:func:`ragbench.text.decode_utf8`)."""
-    return decode_utf8(path.read_bytes(), path)
 
 
 def _line_map(node: yaml.Node | None, offset: int, prefix: tuple = ()) -> dict[tuple, int]:
@@ -81,7 +75,7 @@ def _classification(value: Any, path: Path, line: int, name: str) -> Classificat
 def load_principals(path: Path) -> dict[str, Principal]:
     if not path.is_file():
         raise fail(path, 0, "principals", "file not found", "create principals.yaml (see data/golden/README.md)")
-    data, lines = _parse_yaml(read_text(path), path, 0, "principals")
+    data, lines = _parse_yaml(read_text_file(path), path, 0, "principals")
     if not isinstance(data, dict) or not isinstance(data.get("principals"), list) or not data["principals"]:
         raise fail(path, 1, "principals", "expected a top-level 'principals:' list with at least one entry",
                    "start the file with 'principals:' followed by '- user_id: …' items")
@@ -115,7 +109,7 @@ def load_principals(path: Path) -> dict[str, Principal]:
 
 def _load_document(path: Path, folder: Path) -> tuple[Document, int]:
     """One Markdown document; returns it with the line of its ``id`` field (for duplicate reports)."""
-    text = read_text(path)
+    text = read_text_file(path)
     all_lines = text.splitlines()
     if not all_lines or all_lines[0].strip() != "---":
         raise fail(path, 1, "front matter", "the file does not start with a '---' line",

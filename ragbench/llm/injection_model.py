@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from ..errors import ConfigError
 from ..schema import Classification
@@ -143,9 +143,3 @@ def suspects(text: str, classification: Classification | None = None,
         if m.flags(para) and not reasons_for(para, classification):
             out.append(Suspect(start, end, round(m.score(para), 4), tuple(w for w, _ in m.evidence(para))))
     return out
-
-
-def scores(texts: Sequence[str], model: InjectionModel | None = None) -> list[float]:
-    """:meth:`InjectionModel.score` of each text under ``model`` (default: the shipped one)."""
-    m = model or load_model()
-    return [m.score(t) for t in texts]
