@@ -96,8 +96,9 @@ ROLE_WORDS: frozenset[str] = frozenset(
 _CURRENCY = re.compile(r"[£$€¥₹]|\b(?:pounds?|dollars?|euros?|gbp|usd|eur|pence|yen)\b", re.IGNORECASE)
 _PERCENT = re.compile(r"%|\bper\s*cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
 _NUMBER_WORDS = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty"
-    r"|sixty|hundred|thousand|million|billion|half|twice|once|double|dozen|daily|weekly|fortnightly|monthly"
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen"
+    r"|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+    r"|hundred|thousand|million|billion|half|twice|once|double|dozen|daily|weekly|fortnightly|monthly"
     r"|quarterly|annually|yearly|hourly)\b(?![-‐‑])", re.IGNORECASE)  # "two-step", "one-off": no quantity
 _TIME_WORDS = re.compile(
     r"\d|\b(?:january|february|march|april|june|july|august|september|october|november|december|monday"

@@ -299,3 +299,14 @@ def test_each_part_that_asks_for_a_kind_of_answer_gets_a_sentence_holding_it():
     assert ask(model, "What notice period applies to grade 6 and to grade 7?", passages[:3]) == \
         "Notice periods: staff on grades 6 to 8 give two months of notice, and grade 6 staff on probation give one " \
         "week. [1]"
+
+
+def test_every_cardinal_word_up_to_ninety_is_a_number():
+    from ragbench.llm.answer_types import NUMBER, expected_type, has_type
+
+    q = "How old must a volunteer be?"
+    assert expected_type(q) == NUMBER
+    for word in ("thirteen", "fourteen", "sixteen", "seventeen", "eighteen", "nineteen", "seventy", "eighty",
+                 "ninety"):
+        assert has_type(f"Volunteers must be {word} or over.", NUMBER, q), word
+    assert not has_type("Volunteers must be over the age of consent.", NUMBER, q)
