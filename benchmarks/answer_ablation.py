@@ -30,23 +30,22 @@ from ragbench.eval.stats import permutation_test
 @dataclass(frozen=True)
 class Rule:
     name: str
-    decided_by: str  # the ``decided_by`` label of the answers the rule refuses
     overrides: dict[str, object]
 
 
 #: Every rule of the answerability check that has an off switch, with the switch (ragbench.config.AnswerConfig).
 RULES: tuple[Rule, ...] = (
-    Rule("types", "check:answer-type", {"answer.answerability_types": False}),
-    Rule("type-coverage", "check:type-off-topic", {"answer.answerability_type_coverage": 0.0}),
-    Rule("conflicts", "check:conflict", {"answer.answerability_conflicts": False}),
-    Rule("names", "check:unknown-word", {"answer.answerability_names": False}),
-    Rule("known-names", "check:absent-name", {"answer.answerability_known_names": False}),
-    Rule("everyday", "(coverage weights)", {"answer.answerability_everyday_zipf": 0.0}),
-    Rule("rare", "check:rare-word", {"answer.answerability_rare_zipf": 0.0}),
-    Rule("sibling", "check:sibling-word", {"answer.answerability_sibling_zipf": 0.0}),
-    Rule("change-dates", "check:undated", {"answer.answerability_change_dates": False}),
-    Rule("restricted-gap", "restricted-gap", {"answer.restricted_gap": 0.0}),
-    Rule("restricted-coverage", "(similarity route)", {"answer.restricted_coverage": False}),
+    Rule("types", {"answer.answerability_types": False}),
+    Rule("type-coverage", {"answer.answerability_type_coverage": 0.0}),
+    Rule("conflicts", {"answer.answerability_conflicts": False}),
+    Rule("names", {"answer.answerability_names": False}),
+    Rule("known-names", {"answer.answerability_known_names": False}),
+    Rule("everyday", {"answer.answerability_everyday_zipf": 0.0}),
+    Rule("rare", {"answer.answerability_rare_zipf": 0.0}),
+    Rule("sibling", {"answer.answerability_sibling_zipf": 0.0}),
+    Rule("change-dates", {"answer.answerability_change_dates": False}),
+    Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
+    Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )
 MEASURES = ("RefusalAccuracy", "HandledRight", "LeakedDocs", "InjectionQuoted")
 
@@ -109,8 +108,8 @@ def main() -> None:
               for v, t in tables.items()}
     base = pooled["default"]
     report = {v: summary(t, base) for v, t in pooled.items()}
-    by_set = {v: {s: summary(g, base[base["set"] == s].reset_index(drop=True))["handled_right_delta"]
-                  for s, g in ((s, t[t["set"] == s].reset_index(drop=True)) for s in t["set"].unique())}
+    base_hr = base.groupby("set")["HandledRight"].sum()
+    by_set = {v: (t.groupby("set")["HandledRight"].sum() - base_hr).astype(int).to_dict()
               for v, t in pooled.items() if v != "default"}
     if args.json:
         print(json.dumps({"data": args.data, "variants": report, "handled_right_delta_by_set": by_set}))

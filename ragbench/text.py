@@ -211,20 +211,22 @@ def overlap_ratio(query_tokens: Iterable[str], doc_tokens: Iterable[str]) -> flo
     return len(q & set(doc_tokens)) / len(q)
 
 
-def decode_utf8(data: bytes, where: str | Path) -> str:
+def decode_utf8(data: bytes, where: str | Path, line: int = 1) -> str:
     """``data`` as UTF-8 text without a leading byte-order mark (Windows editors write one).
 
     A NUL byte (binary data: valid UTF-8, but never in a text file) or an invalid byte is a :class:`DataError`
-    naming ``where`` (the file), the line and the offset of the first bad byte, with the fix."""
+    naming ``where`` (the file), the line and the offset in ``data`` of the first bad byte, with the fix. ``line``:
+    the line ``data`` starts on (a file read line by line)."""
+    first = line
     nul = data.find(b"\0")
     if nul >= 0:
-        line = data[:nul].count(b"\n") + 1
+        line = first + data[:nul].count(b"\n")
         raise DataError(f"{where}:{line}: a binary file (NUL byte at offset {nul}), not UTF-8 text. "
                         "Fix: give a UTF-8 text file; remove or convert this one.")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
+        line = first + data[:exc.start].count(b"\n")
         raise DataError(f"{where}:{line}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}). "
                         "Fix: re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8).") from None
     return text.removeprefix("\ufeff")

@@ -200,3 +200,16 @@ def test_files_with_a_byte_order_mark_load_as_without(tmp_path):
     p = tmp_path / "locomo.json"
     p.write_bytes(b"\xef\xbb\xbf" + json.dumps([_locomo_sample()]).encode())
     assert [c.sample_id for c in load_locomo(p)] == ["conv-1"]
+
+
+def test_a_streamed_beir_file_names_the_line_of_a_bad_byte_or_a_nul(tmp_path):
+    root = _beir(tmp_path / "mini")
+    corpus = root / "corpus.jsonl"
+    good = corpus.read_bytes()
+    corpus.write_bytes(good + b'{"_id": "x", "title": "", "text": "caf\xe9"}\n')
+    line = good.count(b"\n") + 1
+    with pytest.raises(DataError, match=rf"corpus\.jsonl:{line}: not UTF-8 text \(byte 0xe9 at offset 38\)"):
+        load_beir(root, "test")
+    corpus.write_bytes(good + b'{"_id": "x", "title": "", "text": "a\x00b"}\n')
+    with pytest.raises(DataError, match=rf"corpus\.jsonl:{line}: a binary file \(NUL byte at offset 36\)"):
+        load_beir(root, "test")

@@ -12,24 +12,20 @@ import pandas as pd
 
 from ..errors import DataError
 from ..schema import Document
-from ..text import read_text_file
+from ..text import decode_utf8, read_text_file
 
 # ------------------------------------------------------------------------------------------ file reading
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, decoded line) of a UTF-8 text file; bad bytes → DataError with the line."""
+    """(1-based line number, decoded line) of a UTF-8 text file, streamed; a bad byte or a NUL → DataError with the
+    line (:func:`ragbench.text.decode_utf8`)."""
     if not path.is_file():
         raise DataError(f"{path}: file not found. Fix: check the data folder (expected the BEIR layout "
                         "corpus.jsonl, queries.jsonl, qrels/<split>.tsv).")
     with path.open("rb") as fh:
         for no, raw in enumerate(fh, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(f"{path}:{no}: not valid UTF-8 (byte {raw[exc.start:exc.start + 1]!r} at column "
-                                f"{exc.start + 1}). Fix: re-encode the file as UTF-8.") from None
-            yield no, (text.removeprefix("\ufeff") if no == 1 else text).rstrip("\r\n")
+            yield no, decode_utf8(raw, path, line=no).rstrip("\r\n")
 
 
 def read_json(path: Path) -> Any:

@@ -140,6 +140,9 @@ def suspects(text: str, classification: Classification | None = None,
     out = []
     for start, end in paragraphs(text):
         para = text[start:end]
-        if m.flags(para) and not reasons_for(para, classification):
-            out.append(Suspect(start, end, round(m.score(para), 4), tuple(w for w, _ in m.evidence(para))))
+        if not readable(para):
+            continue
+        score = m.score(para)
+        if score >= m.threshold and not reasons_for(para, classification):
+            out.append(Suspect(start, end, round(score, 4), tuple(w for w, _ in m.evidence(para))))
     return out
