@@ -1,8 +1,8 @@
-"""The second to fourteenth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to fifteenth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
-data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow): each
-loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection
-documents are as written."""
+data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
+data/golden_quillmere): each loads, has its exact counts per slice, its labels hold against the ACLs, and its
+follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -147,6 +147,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-register": 3, "c-lapwing": 3, "c-complaint": 3},
         forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-cc-26-0142", "[4] and [8]"),
         answerable_injected={"f010": "pub-forum-thread", "f028": "cs-complaint-cc-26-0142"}),
+    "golden_quillmere": dict(
+        documents=38, questions=98, answerable=73, qrels=83,
+        principals=["qm-board", "qm-ceo", "qm-customer", "qm-engineer", "qm-finance", "qm-hr", "qm-partner",
+                    "qm-prospect", "qm-sales", "qm-support"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-plans": 4, "c-oncall": 4, "c-bereave": 3, "c-billing": 3, "c-marten": 3},
+        forum=("pub-forum-thread", "[3][6]"), ticket=("cs-complaint-qs-26-0057", "[2] and [7]"),
+        answerable_injected={"n010": "pub-forum-thread", "n030": "cs-complaint-qs-26-0057"}),
 }
 
 
