@@ -2,13 +2,17 @@
 
     python benchmarks/answer_ablation.py --data data/golden data/golden_*            # every rule, pooled + per set
     python benchmarks/answer_ablation.py --data data/golden_lowenby --rules everyday,rare --json
+    python benchmarks/answer_ablation.py --data data/golden_* --rules none \
+        --variant everyday-known:answer.answerability_everyday_known_zipf=5.0     # a rule switched on instead
 
 Each golden set is chunked and embedded once; every variant answers all its questions over that store with the
 default `answer` system (dense retrieval, extractive reader) and one config field changed. For each variant the
 pooled counts (refusal accuracy, HandledRight, the two refusal slices, leaks and quoted injections) are printed with
 their change against the default, the questions won and lost, and a paired sign-flip permutation p-value on
 HandledRight (seed 0). A rule that loses questions when switched off on sets it was not written from earns its place;
-one that only does on the sets it came from was fitted to them (docs/answers.md, session 33).
+one that only does on the sets it came from was fitted to them (docs/answers.md, session 33). ``--variant
+NAME:KEY=VALUE[,KEY=VALUE]`` adds a variant with any config fields set (a rule not yet on, measured on sets written
+after it was proposed: session 35).
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ragbench.config import with_overrides
+from ragbench.errors import ConfigError
 from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store, score_answers
 from ragbench.eval.golden import load_golden
 from ragbench.eval.golden_sets import set_names
@@ -48,6 +53,16 @@ RULES: tuple[Rule, ...] = (
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )
 MEASURES = ("RefusalAccuracy", "HandledRight", "LeakedDocs", "InjectionQuoted")
+
+
+def parse_variant(spec: str) -> Rule:
+    """``NAME:KEY=VALUE[,KEY=VALUE]`` → a :class:`Rule` with those overrides (values parsed by the config's types)."""
+    name, sep, body = spec.partition(":")
+    pairs = [p.partition("=") for p in body.split(",") if p.strip()]
+    if not sep or not name.strip() or not pairs or any(not eq or not k.strip() for k, eq, _ in pairs):
+        raise SystemExit(f"--variant {spec!r}: expected NAME:KEY=VALUE[,KEY=VALUE], e.g. "
+                         "everyday-known:answer.answerability_everyday_known_zipf=5.0")
+    return Rule(name.strip(), {k.strip(): v.strip() for k, _, v in pairs})
 
 
 def per_question(system: str, golden, service, chunk_doc) -> pd.DataFrame:
@@ -83,18 +98,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=["data/golden"], help="golden folders (pooled)")
     ap.add_argument("--rules", default="all", help=f"comma-separated rules to switch off, or all: "
-                                                   f"{','.join(r.name for r in RULES)}")
+                                                   f"{','.join(r.name for r in RULES)} (none: only --variant)")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+                    help="also score a variant with these config fields set (repeatable)")
     ap.add_argument("--json", action="store_true", help="print one JSON line instead of the tables")
     args = ap.parse_args()
     chosen = [r for r in RULES if args.rules == "all" or r.name in args.rules.split(",")]
-    unknown = set(args.rules.split(",")) - {r.name for r in RULES} - {"all"}
+    chosen += [parse_variant(v) for v in args.variant]
+    unknown = set(args.rules.split(",")) - {r.name for r in RULES} - {"all", "none"}
     if unknown:
         sys.exit(f"unknown rule(s) {sorted(unknown)}; choose from {[r.name for r in RULES]} or all")
     from ragbench.retrieval.embedding import make_embedder
 
     cfg = answer_config(None, "dense")
     embedder = make_embedder(cfg.embedding)
-    variants = {"default": cfg, **{r.name: with_overrides(cfg, r.overrides) for r in chosen}}
+    try:
+        variants = {"default": cfg, **{r.name: with_overrides(cfg, r.overrides) for r in chosen}}
+    except ConfigError as exc:
+        sys.exit(f"--variant: {exc}")
     tables: dict[str, list[pd.DataFrame]] = {v: [] for v in variants}
     for name, folder in zip(set_names(args.data), args.data, strict=True):
         golden = load_golden(folder)
@@ -118,12 +139,12 @@ def main() -> None:
     cols = ["refusal_accuracy", "refusal_accuracy_delta", "handled_right", "handled_right_delta", "handled_right_won",
             "handled_right_lost", "handled_right_p", "refuse_unanswerable", "refuse_acl", "leaked_docs",
             "injection_quoted"]
-    print(f"switched off, pooled over {len(base)} questions of {len(args.data)} set(s):")
+    print(f"switched off (or --variant), pooled over {len(base)} questions of {len(args.data)} set(s):")
     table = rows[cols].astype({c: int for c in cols if c != "handled_right_p"})
     print(table.rename(columns=lambda c: c.replace("handled_right", "HR").replace("refusal_accuracy", "RA"))
           .to_string())
     if len(args.data) > 1:
-        print("\nHandledRight change by set (rule off minus default):")
+        print("\nHandledRight change by set (variant minus default):")
         print(pd.DataFrame(by_set).T.to_string())
 
 

@@ -181,6 +181,9 @@ class AnswerConfig:
     # Zipf ≥ this ("expected" 5.0, "turn" 5.3; "ferret" 3.0 keeps its weight); 0 = off. Chosen leaving one golden
     # set out (docs/answers.md).
     answerability_everyday_zipf: float = 4.5
+    # The same for a question word readable documents do contain, at this Zipf or above ("got", "wants", "turned");
+    # 0 = off. Measured on blind sets written after it was proposed (docs/answers.md, session 35).
+    answerability_everyday_known_zipf: float = 0.0
     # An asked word that no readable document contains and that is rare in general English (Zipf below this:
     # "motorbike" 3.2, "reservists" 2.8) names what the documents lack: refused like an unknown name. Verb forms
     # (-ed, -ing) and misspellings of a readable word ("anual") are exempt; 0 = off. Chosen leaving one golden set
@@ -405,7 +408,8 @@ FIELD_RANGES.update({
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.extractive_same_passage_sentences": "[0, inf)", "answer.extractive_same_passage_ratio": "[0, 1]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
-    "answer.answerability_everyday_zipf": "[0, 8]", "answer.answerability_rare_zipf": "[0, 8]",
+    "answer.answerability_everyday_zipf": "[0, 8]", "answer.answerability_everyday_known_zipf": "[0, 8]",
+    "answer.answerability_rare_zipf": "[0, 8]",
     "answer.answerability_sibling_zipf": "[0, 8]",
     "answer.judge_min_yes": "[0, 1]", "answer.judge_min_yes_restricted": "[0, 1]",
     "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",

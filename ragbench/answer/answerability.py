@@ -368,7 +368,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       similarity_route, document_terms if cfg.answerability_known_names else None,
                       cfg.answerability_everyday_zipf, restricted_terms, cfg.answerability_rare_zipf,
                       sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf,
-                      cfg.answerability_change_dates)
+                      cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -414,7 +414,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            document_terms: set[str] | None = None, everyday_zipf: float = 0.0,
            restricted_terms: set[str] | None = None, rare_zipf: float = 0.0,
            sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0,
-           sibling_zipf: float = 0.0, check_dates: bool = False) -> AnswerabilityReport:
+           sibling_zipf: float = 0.0, check_dates: bool = False,
+           everyday_known_zipf: float = 0.0) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -431,7 +432,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     (Zipf ≥ ``everyday_zipf``: "expected", "supposed", "turn") and no restricted passage among the question's top
     (``restricted_terms``) contains it either. With ``rare_zipf`` > 0, an asked word no readable document contains
     that is rarer than that in general English ("motorbike" 3.2) and no verb (by form or by place) is unanswerable,
-    like a name.
+    like a name. With ``everyday_known_zipf`` > 0, a question word readable documents do contain also weighs nothing
+    when it is that common (Zipf ≥ ``everyday_known_zipf``) and no restricted top passage has it (off by default:
+    measured in docs/answers.md, session 35).
     With ``type_coverage`` > 0, the asked type counts only in a sentence that, with its own title and headings
     (``sentence_contexts``, one per sentence), covers at least that share of the question's weighted terms: a
     percentage from another passage ("25 per cent off treatments") does not answer "What commission do spa
@@ -472,6 +475,11 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     plain = {t for t in terms if everyday_zipf > 0 and df is not None and df.get(t, 0) == 0
              and (restricted_terms is None or t not in restricted_terms) and surface.get(t, t).isalpha()
              and zipf(surface.get(t, t)) >= everyday_zipf}
+    if everyday_known_zipf > 0 and df is not None:
+        # Likewise a word the documents do contain ("got", "wants", "turned"): the asker's phrasing. A question of
+        # nothing but such words then has nothing left to cover, and passes coverage.
+        plain |= {t for t in terms if df.get(t, 0) > 0 and (restricted_terms is None or t not in restricted_terms)
+                  and surface.get(t, t).isalpha() and zipf(surface.get(t, t)) >= everyday_known_zipf}
 
     def weight(t: str) -> float:
         return 0.0 if t in skipped or t in plain else weights(t) * (1.0 if t in own else 0.5)

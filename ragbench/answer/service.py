@@ -403,6 +403,11 @@ class AnsweringService:
     def _budget(self, parts: Sequence[str]) -> int:
         return self.cfg.top_k * max(len(parts), 1)
 
+    @property
+    def _reads_restricted_terms(self) -> bool:
+        """Whether the everyday-word rules need the terms of the restricted passages among the question's top."""
+        return self.cfg.answerability_everyday_zipf > 0 or self.cfg.answerability_everyday_known_zipf > 0
+
     def restricted_gap(self, query: str, who: Principal, best_permitted: float) -> float:
         """``1 − best_permitted / s`` when the index's best chunk for ``query`` (score ``s`` > 0, searched without
         a principal) is one ``who`` may not read, else 0: how far the asker's best evidence falls short of a
@@ -532,7 +537,7 @@ class AnsweringService:
                 return self._refusal(base, "insufficient-retrieval", 0.0, 0, hits, decided_by="restricted-gap")
         # The terms of the passages the asker may not read among the question's top, each read once for both uses.
         restricted: list[set[str]] = []
-        if self.cfg.answerability and (self.cfg.restricted_coverage or self.cfg.answerability_everyday_zipf > 0):
+        if self.cfg.answerability and (self.cfg.restricted_coverage or self._reads_restricted_terms):
             if "restricted" not in searched:
                 searched["restricted"] = [self.passage_terms(h) for h in self.restricted_passages(asked, who)]
             restricted = searched["restricted"]
@@ -586,7 +591,7 @@ class AnsweringService:
         check = self.answerability(question, asked, report, hits, who, per_sentence,
                                    similarity_route=base.get("restricted_lead", 0.0) <= 0,
                                    restricted_terms=set().union(*restricted)
-                                   if self.cfg.answerability_everyday_zipf > 0 else None)
+                                   if self._reads_restricted_terms else None)
 
         def verdict_on_answer(judge: AnswerJudge) -> Verdict:
             # The standalone form: a follow-up ("And for a weekend night?") is judged with its carried subject.
@@ -607,7 +612,7 @@ class AnsweringService:
                 if self.cfg.rescue_sentences > 0:
                     reread, p_yes = self.rescue_by_sentence(
                         judge, question, asked, hits, who, base.get("restricted_gap", 0.0) > 0,
-                        set().union(*restricted) if self.cfg.answerability_everyday_zipf > 0 else None)
+                        set().union(*restricted) if self._reads_restricted_terms else None)
                     if reread is not None:  # the answer quotes the sentence the judge accepted
                         text, report, reread_check = reread
                         citations = build_citations(text, hits, report)

@@ -340,6 +340,29 @@ def test_everyday_words_no_document_contains_weigh_nothing_in_coverage():
     assert r.coverage == pytest.approx((office + opens) / (office + opens + unseen))  # ferret weighs, expected not
 
 
+def test_everyday_words_the_documents_contain_weigh_nothing_when_switched_on():
+    """``everyday_known_zipf`` (off by default, session 35): a word the documents do contain weighs nothing when it is
+    that common ("work" 5.96, "dog" 5.1, "staff" 5.08; "weekday" 3.31 keeps its weight), unless a restricted top
+    passage uses it; a question of nothing but such words has nothing left to cover."""
+    from ragbench.answer.answerability import zipf
+
+    assert (zipf("work"), zipf("dog"), zipf("staff"), zipf("weekday")) == (5.96, 5.1, 5.08, 3.31)
+    w = TermWeights.from_texts([OFFICE, PETS])
+    said = ["Staff may bring a calm dog to the office on Fridays."]
+    q = "Which weekday can staff work with a dog?"
+    staff, once = math.log(3 / 2.5), math.log(3 / 1.5)  # staff is in both documents; work, dog, weekday in one
+    assert assess(q, q, said, [], w, None, 0.0, 0.0).coverage == pytest.approx((staff + once) / (staff + 3 * once))
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, everyday_known_zipf=5.5).coverage == \
+        pytest.approx((staff + once) / (staff + 2 * once))  # only "work" is that common
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, everyday_known_zipf=5.0).coverage == 0.0  # "weekday" alone
+    assert assess(q, q, said, [], w, None, 0.0, 0.0, everyday_known_zipf=5.5, restricted_terms={"work"}).coverage \
+        == pytest.approx((staff + once) / (staff + 3 * once))
+    plain = "Can staff bring a dog?"
+    office = ["Staff may work from the office on any weekday."]
+    assert assess(plain, plain, office, [], w, None, 0.0, 0.0).coverage < 1.0
+    assert assess(plain, plain, office, [], w, None, 0.0, 0.0, everyday_known_zipf=5.0).coverage == 1.0
+
+
 def test_a_rare_word_no_readable_document_contains_is_unanswerable():
     """"motorbike" (Zipf 3.19) names a thing the documents lack; "expected" (4.96) is phrasing; a verb form
     ("faked") and a word only of the asker's setting are left out, since paraphrases swap them freely."""
