@@ -1,8 +1,9 @@
-"""The second to fifteenth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to eighteenth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
-data/golden_quillmere): each loads, has its exact counts per slice, its labels hold against the ACLs, and its
-follow-up chains and injection documents are as written."""
+data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick): each loads, has its
+exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as
+written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -157,6 +158,36 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-plans": 4, "c-oncall": 4, "c-bereave": 3, "c-billing": 3, "c-marten": 3},
         forum=("pub-forum-thread", "[3][6]"), ticket=("cs-complaint-qs-26-0057", "[2] and [7]"),
         answerable_injected={"n010": "pub-forum-thread", "n030": "cs-complaint-qs-26-0057"}),
+    "golden_brackenford": dict(
+        documents=38, questions=98, answerable=73, qrels=83,
+        principals=["bf-board", "bf-ceo", "bf-contractor", "bf-customer", "bf-driver", "bf-finance", "bf-fleet",
+                    "bf-hr", "bf-sales", "bf-service"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-bereave": 3, "c-claim": 3, "c-thistledown": 3},
+        forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-bf-26-0231", "[3] and [6]"),
+        answerable_injected={"b010": "pub-forum-thread", "b030": "cs-complaint-bf-26-0231"}),
+    "golden_dunhollow": dict(
+        documents=38, questions=98, answerable=73, qrels=83,
+        principals=["dh-ceo", "dh-dentist", "dh-director", "dh-finance", "dh-hr", "dh-locum", "dh-patient",
+                    "dh-physio", "dh-prospect", "dh-receptionist"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-plans": 4, "c-rota": 4, "c-bereave": 3, "c-cancel": 3, "c-kittiwake": 3},
+        forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-dh-26-0213", "[3] and [6]"),
+        answerable_injected={"d010": "pub-forum-thread", "d030": "cs-complaint-dh-26-0213"}),
+    "golden_esterwick": dict(
+        documents=38, questions=98, answerable=73, qrels=83,
+        principals=["ew-board", "ew-buyer", "ew-ceo", "ew-customercare", "ew-finance", "ew-hr", "ew-prospect",
+                    "ew-sales", "ew-sitemanager", "ew-subcontractor"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-bereave": 3, "c-snag": 3, "c-bittern": 3},
+        forum=("pub-forum-thread", "[2][5]"), ticket=("cc-complaint-ew-26-0143", "[3] and [6]"),
+        answerable_injected={"e010": "pub-forum-thread", "e027": "cc-complaint-ew-26-0143"}),
 }
 
 
