@@ -181,8 +181,9 @@ class AnswerConfig:
     # Zipf ≥ this ("expected" 5.0, "turn" 5.3; "ferret" 3.0 keeps its weight); 0 = off. Chosen leaving one golden
     # set out (docs/answers.md).
     answerability_everyday_zipf: float = 4.5
-    # The same for a question word readable documents do contain, at this Zipf or above ("got", "wants", "turned");
-    # 0 = off. Measured on blind sets written after it was proposed (docs/answers.md, session 35).
+    # The same for a question word readable documents do contain, at this Zipf or above ("got", "wants", "turned"),
+    # unless a restricted top passage has it; 0 = off. At 5.0 it gains on the six blind sets' HandledRight but loses
+    # five of issue 15's target checks on eighteen sets and meets none, so it is off (docs/answers.md, session 35).
     answerability_everyday_known_zipf: float = 0.0
     # An asked word that no readable document contains and that is rare in general English (Zipf below this:
     # "motorbike" 3.2, "reservists" 2.8) names what the documents lack: refused like an unknown name. Verb forms

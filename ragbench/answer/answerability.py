@@ -433,8 +433,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     (``restricted_terms``) contains it either. With ``rare_zipf`` > 0, an asked word no readable document contains
     that is rarer than that in general English ("motorbike" 3.2) and no verb (by form or by place) is unanswerable,
     like a name. With ``everyday_known_zipf`` > 0, a question word readable documents do contain also weighs nothing
-    when it is that common (Zipf ≥ ``everyday_known_zipf``) and no restricted top passage has it (off by default:
-    measured in docs/answers.md, session 35).
+    when it is that common (Zipf ≥ ``everyday_known_zipf``) and no restricted top passage has it (off in the
+    service's default: docs/answers.md, session 35).
     With ``type_coverage`` > 0, the asked type counts only in a sentence that, with its own title and headings
     (``sentence_contexts``, one per sentence), covers at least that share of the question's weighted terms: a
     percentage from another passage ("25 per cent off treatments") does not answer "What commission do spa
