@@ -185,6 +185,9 @@ class AnswerConfig:
     # unless a restricted top passage has it; 0 = off. At 5.0 it gains on the six blind sets' HandledRight but loses
     # five of issue 15's target checks on eighteen sets and meets none, so it is off (docs/answers.md, session 35).
     answerability_everyday_known_zipf: float = 0.0
+    # A year the question asks about ("revenue in 2024") must be stated by the answer or its sentences' titles,
+    # headings or table headers (docs/answers.md, session 35).
+    answerability_years: bool = False
     # An asked word that no readable document contains and that is rare in general English (Zipf below this:
     # "motorbike" 3.2, "reservists" 2.8) names what the documents lack: refused like an unknown name. Verb forms
     # (-ed, -ing) and misspellings of a readable word ("anual") are exempt; 0 = off. Chosen leaving one golden set

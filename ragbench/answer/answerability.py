@@ -169,6 +169,23 @@ def change_dates(question: str) -> list[str]:
     return [m.group(1) for m in _CHANGE_DATE.finditer(question)]
 
 
+_YEAR = re.compile(r"(?<![\d£$€.,])((?:19|20)\d{2})(?:\s*[/–-]\s*(\d{4}|\d{2}))?(?!\d|[.,]\d)")
+
+
+def years(text: str) -> list[str]:
+    """The calendar years ``text`` names, once each in order ("in 2024", "31 March 2026"; a financial year or season
+    "FY 2023/24" names 2023 and 2024); not amounts ("£2,025", "2,025", "2025.50") or longer numbers."""
+    out: list[str] = []
+    for m in _YEAR.finditer(text):
+        out.append(m.group(1))
+        end = m.group(2)
+        if end is not None:
+            full = end if len(end) == 4 else m.group(1)[:2] + end
+            if int(full) == int(m.group(1)) + 1:  # "2023/24"; not a range of pages or a code ("2023-17")
+                out.append(full)
+    return list(dict.fromkeys(out))
+
+
 def states_date(date: str, evidence: str) -> bool:
     """Whether ``evidence`` states ``date`` as asked: its month, then its year when one is asked ("1 April 2026",
     "April 1, 2026"; "31 March 2026" does not state "April 2026"); the day and "next" are not required."""
@@ -299,20 +316,22 @@ def _on_thresholds(reason: str | None) -> bool:
 
 def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD,
-                                                                                         UNDATED)))
+                                                                                         UNDATED, UNSTATED_YEAR)))
 
 
 ABSENT_NAME = "names "
 RARE_WORD = "asks about the rare word "
 SIBLING_WORD = "asks about the word "
 UNDATED = "asks what holds from "
+UNSTATED_YEAR = "asks about the year "
 
 
 # The named rules of the check, by the opening of the reason each gives (first match wins: the rare- and sibling-word
 # reasons open like the unknown-word one).
 _RULES: tuple[tuple[str, str], ...] = (
     ("coverage", "thresholds"), ("no answer sentences", "no-sentences"), ("answers another", "conflict"),
-    ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (RARE_WORD, "rare-word"),
+    ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (UNSTATED_YEAR, "unstated-year"),
+    (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
 
@@ -368,7 +387,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       similarity_route, document_terms if cfg.answerability_known_names else None,
                       cfg.answerability_everyday_zipf, restricted_terms, cfg.answerability_rare_zipf,
                       sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf,
-                      cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf)
+                      cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf,
+                      cfg.answerability_years)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -415,7 +435,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            restricted_terms: set[str] | None = None, rare_zipf: float = 0.0,
            sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0,
            sibling_zipf: float = 0.0, check_dates: bool = False,
-           everyday_known_zipf: float = 0.0) -> AnswerabilityReport:
+           everyday_known_zipf: float = 0.0, check_years: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -442,7 +462,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     English that readable documents contain but neither the answer nor its documents do ("surveyor" asked, the
     on-call operative's and supervisor's allowances quoted) makes the answer one about a sibling, like a name. With
     ``check_dates``, a question about what holds from a date ("from April 2026") is answered only when the answer or
-    its headings state that date: otherwise it gives what holds now."""
+    its headings state that date: otherwise it gives what holds now. With ``check_years``, a year the question asks
+    about (not one of the asker's setting) must be stated by the answer or its sentences' contexts."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -561,6 +582,12 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # What holds from a date is a change: an answer that never states the date gives what holds now (today's dog
     # charge for "How much will the dog charge be from April 2026?").
     undated = [d for d in change_dates(asking) if not states_date(d, evidence_text)] if check_dates else []
+    # So is a year asked about ("revenue in 2024", "the 2025 scheme", "FY 2023/24"): an answer that states no such
+    # year in its sentences, titles, headings or table headers is about another year, usually the current one.
+    unstated_years: list[str] = []
+    if check_years:
+        stated = set(years(" . ".join([evidence_text, *own_contexts])))
+        unstated_years = [y for y in years(asking) if y not in stated]
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
     # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).
     known = [t for t in terms if t in own and (df is None or df.get(t, 0) > 0) and not is_number(t)]
@@ -584,6 +611,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                         (absent, ABSENT_NAME, ", which the answer's documents never mention"),
                                         (rare, RARE_WORD, ", which no readable document contains"),
                                         (undated, UNDATED, ", which the answer never states"),
+                                        (unstated_years, UNSTATED_YEAR, ", which the answer never states"),
                                         (siblings, SIBLING_WORD, ", which the answer's documents never mention")):
         if found_words:
             return AnswerabilityReport(cov, sim, kind, found, False, prefix + ", ".join(found_words) + suffix,

@@ -585,6 +585,33 @@ def test_a_specific_word_the_answers_documents_never_mention_is_a_sibling():
     assert assess(verb, verb, said, [], w, None, 0.0, 0.0, document_terms=quoted, sibling_zipf=4.0).answerable
 
 
+def test_a_year_asked_about_must_be_stated_by_the_answer_or_its_headings():
+    """esterwick e078: "What operating profit did Penwarden Homes make in 2023?" answered with the table's 2024 and 2025
+    columns; a year of the asker's setting ("I joined in 2019.") need not be stated."""
+    from ragbench.answer.answerability import rule_of, years
+
+    assert [years(t) for t in ("revenue in 2024, and why?", "FY 2023/24", "the 2024-2025 season", "£2,025",
+                               "2,025 staff", "£2025.50", "in 20245", "ref 2023-17", "1999/2000")] == \
+        [["2024"], ["2023", "2024"], ["2024", "2025"], [], [], [], [], ["2023"], ["1999", "2000"]]
+    accounts = ("Operating profit was £15.2 million in 2024 and £18.8 million in 2025. The target made a profit. "
+                "It was founded in 2023.")  # 2023 is known: else the unknown-identifier rule refuses first
+    w = TermWeights.from_texts([OFFICE, accounts])
+    q = "What operating profit did the target make in 2023?"
+    row = ["Operating profit | £15.2 million | £18.8 million |."]
+    r = assess(q, q, row, ["Penwarden accounts | | 2024 | 2025"], w, None, 0.0, 0.0, check_years=True)
+    assert (r.answerable, r.reason, r.splittable) == \
+        (False, "asks about the year 2023, which the answer never states", True)
+    assert rule_of(r.reason) == "unstated-year"
+    assert assess(q, q, row, ["Penwarden accounts | | 2024 | 2025"], w, None, 0.0, 0.0).answerable  # off
+    # stated by the sentence's table header, or by a season code that spans it
+    assert assess(q, q, row, ["Penwarden accounts | | 2023 | 2024"], w, None, 0.0, 0.0, check_years=True).answerable
+    assert assess(q, q, ["Operating profit for FY 2022/23 was £9 million."], [], w, None, 0.0, 0.0,
+                  check_years=True).answerable
+    told = "I joined in 2019. What operating profit did the target make?"
+    assert assess(told, told, row, ["Penwarden accounts | | 2024 | 2025"], w, None, 0.0, 0.0,
+                  check_years=True).answerable
+
+
 def test_what_holds_from_a_date_is_answered_only_when_the_answer_states_the_date():
     """marrowgate m057: today's dog charge does not answer "How much will it be from April 2026?"."""
     from ragbench.answer.answerability import change_dates, states_date

@@ -45,6 +45,7 @@ def bm25_answers(golden):
     ("asks about the rare word motorbike, which no readable document contains", "rare-word"),
     ("asks about the word surveyor, which the answer's documents never mention", "sibling-word"),
     ("asks what holds from April 2026, which the answer never states", "undated"),
+    ("asks about the year 2023, which the answer never states", "unstated-year"),
     ("something no rule says", "other"),
     (None, "other"),
     ("", "other"),
