@@ -157,6 +157,9 @@ class AnswerConfig:
     # sentence (they add no citation; benchmarks/answer_reader.py chooses both, docs/answers.md).
     extractive_same_passage_sentences: int = 2
     extractive_same_passage_ratio: float = 0.4
+    # "What is Project X?" may be answered by a document title that says what X is ("Board paper: Project X,
+    # acquisition of …"; docs/answers.md, session 35).
+    extractive_title_definitions: bool = False
     extractive_min_relevance: float = 0.0
     extractive_semantic: bool = True
     # Answerability (ragbench.answer.answerability): refuse "unanswerable-question" when the reply holds no answer

@@ -44,10 +44,26 @@ _DEFINITION_Q = re.compile(r"^\s*[Ww]hat\s+(?:is|are|was|were)\s+(?:the\s+)?"
                            r"(?P<name>[A-Z][\w'’-]*(?:\s+[A-Z0-9][\w'’-]*)*)\s*\??\s*$")
 
 
-def defined_name(question: str) -> str | None:
-    """The name a "What is <Name>?" question asks about ("Project Kingfisher"), else ``None``."""
-    m = _DEFINITION_Q.match(question)
+#: The same, also "What's <Name>?" and "What is <Name> about?" (with ``title_definitions``).
+_DEFINITION_Q_LOOSE = re.compile(r"^\s*[Ww]hat(?:['’]s|\s+(?:is|are|was|were))\s+(?:the\s+)?"
+                                 r"(?P<name>[A-Z][\w'’-]*(?:\s+[A-Z0-9][\w'’-]*)*)(?:\s+about)?\s*\??\s*$")
+
+
+def defined_name(question: str, loose: bool = False) -> str | None:
+    """The name a "What is <Name>?" question asks about ("Project Kingfisher"), else ``None``; with ``loose`` also
+    "What's <Name>?" and "What is <Name> about?"."""
+    m = (_DEFINITION_Q_LOOSE if loose else _DEFINITION_Q).match(question)
     return m.group("name") if m else None
+
+
+def title_definition(title: str, name: str) -> str | None:
+    """The part of a document title that says what ``name`` is, from the name on ("Board paper: Project Kittiwake,
+    acquisition of Marlowe Brook Dental" → "Project Kittiwake, acquisition of Marlowe Brook Dental"), else ``None``:
+    the name must be followed by a comma, colon or dash and at least two words."""
+    m = re.search(r"(?<!\w)" + re.escape(name) + r"(?:\s*[,:—–]\s*|\s+-\s+)(?P<rest>\w[^.]*)", title, re.IGNORECASE)
+    if m is None or len(m.group("rest").split()) < 2:
+        return None
+    return normalize_whitespace(title[m.start():m.end()]).rstrip(" ,;:")
 
 
 def defines(sentence: str, name: str) -> bool:
@@ -126,7 +142,9 @@ class ExtractiveChatModel(ChatModel):
     passages already quoted that score ≥ ``same_passage_ratio`` × the best (see :meth:`_select`). Passages that
     carry prompt-injection text (instructions addressed to an AI) are never quoted; with ``skip_headings`` neither
     are headings nor sentences ending in "?"; a sentence without an answer of the question's
-    :func:`expected_type` has its score multiplied by ``type_penalty`` (1 switches that off).
+    :func:`expected_type` has its score multiplied by ``type_penalty`` (1 switches that off). With
+    ``title_definitions``, a question asking what a name is may be answered by the passage's document title when
+    the title says what the name is (:func:`title_definition`).
     """
 
     def __init__(self, max_passages: int = 5, passage_ratio: float = 0.35, max_sentences: int = 3,
@@ -134,7 +152,8 @@ class ExtractiveChatModel(ChatModel):
                  semantic_weight: float = 1.0, min_sentence_tokens: int = 2, model_id: str | None = None,
                  type_penalty: float = 0.5, skip_headings: bool = True, conflict_penalty: float = 0.25,
                  carried_weight: float = 0.5, min_gain: float = 0.25, gain_ratio: float = 0.4,
-                 same_passage_sentences: int = 0, same_passage_ratio: float = 0.5) -> None:
+                 same_passage_sentences: int = 0, same_passage_ratio: float = 0.5,
+                 title_definitions: bool = False) -> None:
         self.max_passages = max_passages
         self.passage_ratio = passage_ratio
         self.max_sentences = max_sentences
@@ -152,6 +171,7 @@ class ExtractiveChatModel(ChatModel):
         self.gain_ratio = gain_ratio
         self.same_passage_sentences = same_passage_sentences
         self.same_passage_ratio = same_passage_ratio
+        self.title_definitions = title_definitions
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
@@ -210,11 +230,17 @@ class ExtractiveChatModel(ChatModel):
         top = best if best > 0 else 1.0
         kind = expected_type(question) if self.type_penalty < 1.0 else None
         action = self.type_penalty < 1.0 and asks_for_action(question)
-        named = defined_name(question)
+        named = defined_name(question, loose=self.title_definitions)
         rows: list[_Row] = []
         for i in kept:
             p = passages[i]
             weight = 0.4 + 0.6 * max(p.score, 0.0) / top if best > 0 else 1.0
+            # A title that says what the asked name is ("Board paper: Project Kittiwake, acquisition of …") answers
+            # "What is Project Kittiwake?" when no sentence of the passage does; it is quoted like a sentence.
+            title = p.context.split(" . ")[0]
+            said = title_definition(title, named) if self.title_definitions and named and title else None
+            if said is not None:
+                rows.append(_Row(p, 0, said, weight, p.context))
             skip = headings(p.text) if self.skip_headings else set()
             index = 0
             for start, end, trail in paragraph_headings(p.text):

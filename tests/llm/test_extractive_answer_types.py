@@ -230,6 +230,27 @@ def test_a_share_can_be_a_ratio_and_a_named_rate_of_pay_an_amount():
     assert not has_type("The fee is £25.", PERCENT, "What is the interest rate on the loan?")
 
 
+def test_a_title_that_defines_the_asked_name_answers_what_it_is_when_switched_on():
+    """dunhollow d096 (session 35): the paper's title, not its text, says what Project Kittiwake is."""
+    from ragbench.llm.extractive import defined_name, title_definition
+
+    text = ("Staff at Dunhollow and at the target must not be told. Kittiwake would take Dunhollow from four clinics "
+            "to nine. Marlowe Brook Dental runs five practices.")
+    title = "Board paper: Project Kittiwake, acquisition of Marlowe Brook Dental"
+    passages = [Passage(1, text, 1.0, f"{title} . Board paper: Project Kittiwake")]
+    on = ExtractiveChatModel(title_definitions=True)
+    assert ask(on, "What is Project Kittiwake?", passages).startswith(
+        "Project Kittiwake, acquisition of Marlowe Brook Dental. [1]")
+    assert ask(on, "What's Project Kittiwake about?", passages).startswith("Project Kittiwake, acquisition of")
+    assert "acquisition of" not in ask(ExtractiveChatModel(), "What is Project Kittiwake?", passages)  # off
+    assert "acquisition of" not in ask(on, "How many clinics would Project Kittiwake add?", passages)  # not asked
+    assert (defined_name("What's Project Kittiwake about?"), defined_name("What's Project Kittiwake about?", True)) \
+        == (None, "Project Kittiwake")
+    titles = (title, "Board paper: Project Kittiwake", "Project Kittiwake - the plan", "Project Kittiwake, Q3")
+    assert [title_definition(t, "Project Kittiwake") for t in titles] == \
+        ["Project Kittiwake, acquisition of Marlowe Brook Dental", None, "Project Kittiwake - the plan", None]
+
+
 def test_a_heading_that_defines_the_asked_name_answers_what_it_is():
     paper = ("# Project Kingfisher — proposed acquisition of Tolland Coaches Ltd\n\n"
              "Paper for the board meeting on 18 November 2025.\n\n## The proposal\n\n"
