@@ -1,9 +1,9 @@
-"""The second to eighteenth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to twenty-first golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
-data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick): each loads, has its
-exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as
-written."""
+data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
+data/golden_jessamy, data/golden_lintmoor): each loads, has its exact counts per slice, its labels hold against the
+ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -188,6 +188,36 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-bereave": 3, "c-snag": 3, "c-bittern": 3},
         forum=("pub-forum-thread", "[2][5]"), ticket=("cc-complaint-ew-26-0143", "[3] and [6]"),
         answerable_injected={"e010": "pub-forum-thread", "e027": "cc-complaint-ew-26-0143"}),
+    "golden_ollerby": dict(
+        documents=38, questions=98, answerable=73, qrels=83,
+        principals=["ob-board", "ob-ceo", "ob-client", "ob-compliance", "ob-consultant", "ob-conveyancer", "ob-finance",
+                    "ob-hr", "ob-prospect", "ob-trainee"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-fees": 4, "c-standby": 4, "c-bereave": 3, "c-complaint": 3, "c-quernstone": 3},
+        forum=("pub-forum-thread", "[2][6]"), ticket=("cs-complaint-ob-26-0148", "[5] and [8]"),
+        answerable_injected={"o010": "pub-forum-thread", "o030": "cs-complaint-ob-26-0148"}),
+    "golden_jessamy": dict(
+        documents=38, questions=98, answerable=73, qrels=84,
+        principals=["js-applicant", "js-baker", "js-board", "js-butcher", "js-cafe", "js-ceo", "js-customer",
+                    "js-finance", "js-hr", "js-supplier"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-bereave": 3, "c-cake": 3, "c-damson": 3},
+        forum=("pub-forum-thread", "[2][6]"), ticket=("cs-complaint-jf-26-0388", "[1] and [5]"),
+        answerable_injected={"j010": "pub-forum-thread", "j030": "cs-complaint-jf-26-0388"}),
+    "golden_lintmoor": dict(
+        documents=38, questions=98, answerable=73, qrels=83,
+        principals=["lm-board", "lm-ceo", "lm-duty", "lm-finance", "lm-hr", "lm-instructor", "lm-lifeguard",
+                    "lm-member", "lm-prospect", "lm-sales"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-bereave": 3, "c-lessons": 3, "c-coracle": 3},
+        forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-lm-26-0184", "[3] and [6]"),
+        answerable_injected={"l010": "pub-forum-thread", "l030": "cs-complaint-lm-26-0184"}),
 }
 
 
