@@ -49,6 +49,7 @@ RULES: tuple[Rule, ...] = (
     Rule("rare", {"answer.answerability_rare_zipf": 0.0}),
     Rule("sibling", {"answer.answerability_sibling_zipf": 0.0}),
     Rule("change-dates", {"answer.answerability_change_dates": False}),
+    Rule("years", {"answer.answerability_years": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )
