@@ -1,9 +1,10 @@
-"""The second to twenty-first golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to twenty-third golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
-data/golden_jessamy, data/golden_lintmoor): each loads, has its exact counts per slice, its labels hold against the
-ACLs, and its follow-up chains and injection documents are as written."""
+data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate): each loads, has its exact
+counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as
+written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -218,6 +219,26 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-bereave": 3, "c-lessons": 3, "c-coracle": 3},
         forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-lm-26-0184", "[3] and [6]"),
         answerable_injected={"l010": "pub-forum-thread", "l030": "cs-complaint-lm-26-0184"}),
+    "golden_ickerby": dict(
+        documents=38, questions=98, answerable=73, qrels=83,
+        principals=["ik-board", "ik-ceo", "ik-contractor", "ik-customer", "ik-finance", "ik-hr", "ik-prospect",
+                    "ik-sales", "ik-service", "ik-technician"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-bereave": 3, "c-warranty": 3, "c-gimlet": 3},
+        forum=("pub-forum-thread", "[2][5]"), ticket=("cs-complaint-ik-26-0117", "[3] and [6]"),
+        answerable_injected={"i010": "pub-forum-thread", "i030": "cs-complaint-ik-26-0117"}),
+    "golden_cindergate": dict(
+        documents=38, questions=98, answerable=73, qrels=83,
+        principals=["cg-adviser", "cg-applicant", "cg-board", "cg-ceo", "cg-contractor", "cg-driver", "cg-finance",
+                    "cg-fleet", "cg-hr", "cg-resident"],
+        tags={"direct": 32, "paraphrase": 14, "multi-doc": 10, "refuse-acl": 13, "refuse-unanswerable": 12,
+              "followup": 17},
+        classifications={C.PUBLIC: 9, C.INTERNAL: 20, C.CONFIDENTIAL: 5, C.RESTRICTED: 4},
+        chains={"c-garden": 4, "c-standby": 4, "c-bereave": 3, "c-bulky": 3, "c-flint": 3},
+        forum=("pub-forum-thread", "[3][8]"), ticket=("cs-complaint-cg-26-0319", "[4] and [9]"),
+        answerable_injected={"c010": "pub-forum-thread", "c030": "cs-complaint-cg-26-0319"}),
 }
 
 
