@@ -39,14 +39,12 @@ _LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
 _MARKUP = re.compile(r"\*\*|__|`")
 _LEAD = re.compile(r"^(?:#+|[-*+>|]|\d+[.)])\s+")
 
+_NAME = r"(?P<name>[A-Z][\w'’-]*(?:\s+[A-Z0-9][\w'’-]*)*)"
 #: "What is Project Kingfisher?": a question asking what a named thing is.
-_DEFINITION_Q = re.compile(r"^\s*[Ww]hat\s+(?:is|are|was|were)\s+(?:the\s+)?"
-                           r"(?P<name>[A-Z][\w'’-]*(?:\s+[A-Z0-9][\w'’-]*)*)\s*\??\s*$")
-
-
+_DEFINITION_Q = re.compile(r"^\s*[Ww]hat\s+(?:is|are|was|were)\s+(?:the\s+)?" + _NAME + r"\s*\??\s*$")
 #: The same, also "What's <Name>?" and "What is <Name> about?" (with ``title_definitions``).
-_DEFINITION_Q_LOOSE = re.compile(r"^\s*[Ww]hat(?:['’]s|\s+(?:is|are|was|were))\s+(?:the\s+)?"
-                                 r"(?P<name>[A-Z][\w'’-]*(?:\s+[A-Z0-9][\w'’-]*)*)(?:\s+about)?\s*\??\s*$")
+_DEFINITION_Q_LOOSE = re.compile(r"^\s*[Ww]hat(?:['’]s|\s+(?:is|are|was|were))\s+(?:the\s+)?" + _NAME
+                                 + r"(?:\s+about)?\s*\??\s*$")
 
 
 def defined_name(question: str, loose: bool = False) -> str | None:
