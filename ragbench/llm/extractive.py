@@ -120,6 +120,33 @@ class Quote:
 
 
 @dataclass(frozen=True)
+class SentenceSignals:
+    """What the reader's score of one quotable sentence is made of: the question's IDF-weighted coverage by the
+    sentence alone and with its title and headings (``lexical`` is their mean), by the sentence of the user's own
+    words only (a follow-up's carried subject left out), the question–sentence cosine, the passage's retrieval
+    score as a share of the best, whether the question asks for a kind of answer and the sentence holds it, a
+    sibling conflict, and the row weight (passage share, × the type penalties)."""
+
+    sentence: str
+    n: int
+    index: int
+    own_coverage: float
+    context_coverage: float
+    asked_coverage: float
+    cosine: float
+    passage_share: float
+    typed: bool
+    asks_type: bool
+    conflict: bool
+    row_weight: float
+    evidence: frozenset[str] = frozenset()
+
+    @property
+    def lexical(self) -> float:
+        return 0.5 * (self.own_coverage + self.context_coverage)
+
+
+@dataclass(frozen=True)
 class _Row:
     passage: Passage
     index: int
@@ -290,24 +317,42 @@ class ExtractiveChatModel(ChatModel):
         terms = salient_terms(question)
         if not kept or not (terms or self.embedder is not None):
             return []
+        by_text: dict[str, Quote] = {}
+        for row, sig in self._signals(question, passages, kept, best, focus, weights):
+            relevance = sig.lexical + self.semantic_weight * sig.cosine
+            if relevance <= 0 or relevance < self.min_relevance:
+                continue
+            score = (relevance + 0.05) * row.weight
+            if sig.conflict:
+                score *= self.conflict_penalty
+            cand = Quote(score, row.passage.score, row.passage.n, row.index, row.sentence, sig.evidence,
+                         row.context)
+            key = row.sentence.lower()
+            # Overlapping chunks repeat sentences: keep the better-scored copy (first seen on ties).
+            if key not in by_text or cand.score > by_text[key].score:
+                by_text[key] = cand
+        return sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
+
+    def _signals(self, question: str, passages: Sequence[Passage], kept: Sequence[int], best: float,
+                 focus: str | None, weights: Mapping[str, float] | None) -> list[tuple[_Row, "SentenceSignals"]]:
+        """Every quotable sentence of the kept passages with the signals its score is made of."""
+        terms = salient_terms(question)
         weight = self._weight(question, focus, weights)
         asked = focus or question
         rows = self._rows(asked, passages, kept, best)
-        parts = question_parts(asked)
         if not rows:
             return []
-        cos = self._cosines(question, [r.sentence for r in rows])
-        by_text: dict[str, Quote] = {}
-        for row, c in zip(rows, cos):
+        parts = question_parts(asked)
+        own = set(salient_terms(focus)) if focus else set(terms)
+        kind = expected_type(asked)
+        out = []
+        for row, c in zip(rows, self._cosines(question, [r.sentence for r in rows])):
             # A band holding the asked amount answers it ("Up to £1 million" for a £400,000 contract).
             sent_terms = term_set(row.sentence) | amount_terms_met(asked, row.sentence)
             evidence = sent_terms | term_set(row.context)
             # The sentence's own words count fully, its title and headings half (they describe the section).
-            lexical = 0.5 * (coverage(terms, sent_terms, weight) + coverage(terms, evidence, weight)) if terms else 0.0
-            relevance = lexical + self.semantic_weight * c
-            if relevance <= 0 or relevance < self.min_relevance:
-                continue
-            score = (relevance + 0.05) * row.weight
+            own_cov = coverage(terms, sent_terms, weight) if terms else 0.0
+            with_context = coverage(terms, evidence, weight) if terms else 0.0
             # Answers a sibling of what was asked (P1 for P4, full- for part-time, annual for bereavement leave).
             # A modifier conflict must come from the sentence itself: a title's or heading's modifiers describe the
             # whole section ("suspicious supplier email" under a question about the "fake supplier email").
@@ -315,16 +360,25 @@ class ExtractiveChatModel(ChatModel):
             # for a £400,000 contract).
             # A sibling code or compound contradicts the whole question (the answerability check refuses on it);
             # the ranking-only signals bind a sentence only to the part of a multi-part question it may answer.
-            if conflicts(asked, f"{row.sentence} . {row.context}", modifiers=False) \
-                    or all(_ranks_down(part, row.sentence) for part in parts):
-                score *= self.conflict_penalty
-            cand = Quote(score, row.passage.score, row.passage.n, row.index, row.sentence, frozenset(evidence),
-                         row.context)
-            key = row.sentence.lower()
-            # Overlapping chunks repeat sentences: keep the better-scored copy (first seen on ties).
-            if key not in by_text or cand.score > by_text[key].score:
-                by_text[key] = cand
-        return sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
+            conflict = bool(conflicts(asked, f"{row.sentence} . {row.context}", modifiers=False)
+                            or all(_ranks_down(part, row.sentence) for part in parts))
+            out.append((row, SentenceSignals(
+                sentence=row.sentence, n=row.passage.n, index=row.index,
+                own_coverage=own_cov, context_coverage=with_context,
+                asked_coverage=coverage([t for t in terms if t in own], sent_terms, weight) if terms else 0.0,
+                cosine=c, passage_share=max(row.passage.score, 0.0) / best if best > 0 else 1.0,
+                typed=kind is not None and has_type(row.sentence, kind, asked), asks_type=kind is not None,
+                conflict=conflict, row_weight=row.weight, evidence=frozenset(evidence))))
+        return out
+
+    def signals(self, question: str, passages: Sequence[Passage], focus: str | None = None,
+                weights: Mapping[str, float] | None = None) -> list["SentenceSignals"]:
+        """The signals behind :meth:`rank`'s score of every quotable sentence (arguments as :meth:`compose`), for
+        studies of the ranking such as ``benchmarks/answer_sentence_ranker.py``; empty when nothing is quotable."""
+        kept, best = self._kept(passages, len(question_parts(question)))
+        if not kept or not (salient_terms(question) or self.embedder is not None):
+            return []
+        return [sig for _, sig in self._signals(question, passages, kept, best, focus, weights)]
 
     def _select(self, ranked: Sequence[Quote], terms: Sequence[str],
                 weight: Callable[[str], float], parts: Sequence[str] = ()) -> list[Quote]:
