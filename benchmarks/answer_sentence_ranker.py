@@ -65,11 +65,6 @@ def features(sig: SentenceSignals, passage_rank: int) -> list[float]:
             math.log1p(sig.index)]
 
 
-def shipped_score(sig: SentenceSignals, reader: ExtractiveChatModel) -> float:
-    score = (sig.lexical + reader.semantic_weight * sig.cosine + 0.05) * sig.row_weight
-    return score * (reader.conflict_penalty if sig.conflict else 1.0)
-
-
 def groups(folders: Sequence[str]) -> list[dict[str, Any]]:
     """Per answerable question whose candidates include the fact: features, labels and the shipped scores."""
     out: list[dict[str, Any]] = []
@@ -91,7 +86,9 @@ def groups(folders: Sequence[str]) -> list[dict[str, Any]]:
                 continue
             best: dict[str, tuple[float, SentenceSignals]] = {}
             for sig in tap.last:  # overlapping chunks repeat sentences: the better-scored copy, as rank() keeps
-                s = shipped_score(sig, reader)
+                s = reader.sentence_score(sig)
+                if s is None:
+                    continue
                 key = sig.sentence.lower()
                 if key not in best or s > best[key][0]:
                     best[key] = (s, sig)

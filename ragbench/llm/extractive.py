@@ -17,7 +17,7 @@ It restates the Enterprise source's ``TemplateChatModel`` (seed-behaviour 3.7) w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -132,14 +132,14 @@ class SentenceSignals:
     index: int
     own_coverage: float
     context_coverage: float
-    asked_coverage: float
     cosine: float
     passage_share: float
-    typed: bool
-    asks_type: bool
     conflict: bool
     row_weight: float
     evidence: frozenset[str] = frozenset()
+    asked_coverage: float = 0.0
+    typed: bool = False
+    asks_type: bool = False
 
     @property
     def lexical(self) -> float:
@@ -313,18 +313,11 @@ class ExtractiveChatModel(ChatModel):
              weights: Mapping[str, float] | None = None) -> list[Quote]:
         """Every quotable sentence of the passages read, best first (what :meth:`compose` picks from; empty when
         nothing is quotable). Arguments as :meth:`compose`."""
-        kept, best = self._kept(passages, len(question_parts(question)))
-        terms = salient_terms(question)
-        if not kept or not (terms or self.embedder is not None):
-            return []
         by_text: dict[str, Quote] = {}
-        for row, sig in self._signals(question, passages, kept, best, focus, weights):
-            relevance = sig.lexical + self.semantic_weight * sig.cosine
-            if relevance <= 0 or relevance < self.min_relevance:
+        for row, sig in self._candidates(question, passages, focus, weights):
+            score = self.sentence_score(sig)
+            if score is None:
                 continue
-            score = (relevance + 0.05) * row.weight
-            if sig.conflict:
-                score *= self.conflict_penalty
             cand = Quote(score, row.passage.score, row.passage.n, row.index, row.sentence, sig.evidence,
                          row.context)
             key = row.sentence.lower()
@@ -333,18 +326,28 @@ class ExtractiveChatModel(ChatModel):
                 by_text[key] = cand
         return sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
 
-    def _signals(self, question: str, passages: Sequence[Passage], kept: Sequence[int], best: float,
-                 focus: str | None, weights: Mapping[str, float] | None) -> list[tuple[_Row, "SentenceSignals"]]:
-        """Every quotable sentence of the kept passages with the signals its score is made of."""
+    def sentence_score(self, sig: SentenceSignals) -> float | None:
+        """The score :meth:`rank` gives a sentence with these signals; ``None`` when it is not relevant enough to
+        quote."""
+        relevance = sig.lexical + self.semantic_weight * sig.cosine
+        if relevance <= 0 or relevance < self.min_relevance:
+            return None
+        score = (relevance + 0.05) * sig.row_weight
+        return score * self.conflict_penalty if sig.conflict else score
+
+    def _candidates(self, question: str, passages: Sequence[Passage], focus: str | None,
+                    weights: Mapping[str, float] | None) -> list[tuple[_Row, SentenceSignals]]:
+        """Every quotable sentence of the passages read, with the signals its score is made of."""
+        kept, best = self._kept(passages, len(question_parts(question)))
         terms = salient_terms(question)
+        if not kept or not (terms or self.embedder is not None):
+            return []
         weight = self._weight(question, focus, weights)
         asked = focus or question
         rows = self._rows(asked, passages, kept, best)
         if not rows:
             return []
         parts = question_parts(asked)
-        own = set(salient_terms(focus)) if focus else set(terms)
-        kind = expected_type(asked)
         out = []
         for row, c in zip(rows, self._cosines(question, [r.sentence for r in rows])):
             # A band holding the asked amount answers it ("Up to £1 million" for a £400,000 contract).
@@ -363,22 +366,29 @@ class ExtractiveChatModel(ChatModel):
             conflict = bool(conflicts(asked, f"{row.sentence} . {row.context}", modifiers=False)
                             or all(_ranks_down(part, row.sentence) for part in parts))
             out.append((row, SentenceSignals(
-                sentence=row.sentence, n=row.passage.n, index=row.index,
-                own_coverage=own_cov, context_coverage=with_context,
-                asked_coverage=coverage([t for t in terms if t in own], sent_terms, weight) if terms else 0.0,
-                cosine=c, passage_share=max(row.passage.score, 0.0) / best if best > 0 else 1.0,
-                typed=kind is not None and has_type(row.sentence, kind, asked), asks_type=kind is not None,
+                sentence=row.sentence, n=row.passage.n, index=row.index, own_coverage=own_cov,
+                context_coverage=with_context, cosine=c,
+                passage_share=max(row.passage.score, 0.0) / best if best > 0 else 1.0,
                 conflict=conflict, row_weight=row.weight, evidence=frozenset(evidence))))
         return out
 
     def signals(self, question: str, passages: Sequence[Passage], focus: str | None = None,
-                weights: Mapping[str, float] | None = None) -> list["SentenceSignals"]:
+                weights: Mapping[str, float] | None = None) -> list[SentenceSignals]:
         """The signals behind :meth:`rank`'s score of every quotable sentence (arguments as :meth:`compose`), for
         studies of the ranking such as ``benchmarks/answer_sentence_ranker.py``; empty when nothing is quotable."""
-        kept, best = self._kept(passages, len(question_parts(question)))
-        if not kept or not (salient_terms(question) or self.embedder is not None):
-            return []
-        return [sig for _, sig in self._signals(question, passages, kept, best, focus, weights)]
+        # What only such studies read is worked out here, off the answer path.
+        terms = salient_terms(question)
+        weight = self._weight(question, focus, weights)
+        asked = focus or question
+        own = set(salient_terms(focus)) if focus else set(terms)
+        kind = expected_type(asked)
+        out = []
+        for _, sig in self._candidates(question, passages, focus, weights):
+            said = term_set(sig.sentence) | amount_terms_met(asked, sig.sentence)
+            out.append(replace(sig, asked_coverage=coverage([t for t in terms if t in own], said, weight)
+                               if terms else 0.0, typed=kind is not None and has_type(sig.sentence, kind, asked),
+                               asks_type=kind is not None))
+        return out
 
     def _select(self, ranked: Sequence[Quote], terms: Sequence[str],
                 weight: Callable[[str], float], parts: Sequence[str] = ()) -> list[Quote]:
