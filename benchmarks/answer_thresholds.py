@@ -18,8 +18,12 @@ step 0.05) is chosen on each set at that set's chosen pairs and reported on the 
 ``--ranks`` adds where dense retrieval puts the first chunk holding an answerable question's fact (top 1 / top 5,
 per slice).
 
+``--heldout DIR …`` keeps those sets out of every choice: the pair is chosen on the ``--data`` sets pooled (of
+tied pairs, the one nearest the shipped pair) and reported on the held-out sets pooled against the shipped pair,
+in questions: handled right, refusal accuracy and each refuse slice.
+
     python benchmarks/answer_thresholds.py --data data/golden data/golden_alderbrook [--objective refusal|balanced] \
-        [--ranks] [--save-rows rows.json | --rows rows.json]
+        [--ranks] [--save-rows rows.json | --rows rows.json] [--heldout data/golden_x …]
 """
 from __future__ import annotations
 
@@ -168,6 +172,30 @@ def ranks(data: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def counts(rows: list[Row], c: float, s: float) -> dict[str, int]:
+    """Questions handled right, refused rightly or answered (refusal accuracy), and per refuse slice."""
+    n = len(rows)
+    out = {"questions": n, "handled": round(handled(rows, c, s) * n),
+           "refusal_accuracy": round(accuracy(rows, c, s) * n)}
+    for tag in ("refuse-acl", "refuse-unanswerable"):
+        m = sum(r.tag == tag for r in rows)
+        out[tag] = round(accuracy(rows, c, s, tag=tag) * m) if m else 0
+    return out
+
+
+def report_heldout(train: dict[str, list[Row]], held: dict[str, list[Row]], objective: Callable[..., float]) -> None:
+    """Choose the pair on ``train`` pooled (ties: nearest the shipped pair) and print it on ``held`` pooled."""
+    shipped = (AnswerConfig().answerability_min_coverage, AnswerConfig().answerability_min_similarity)
+    pooled = [r for rows in train.values() for r in rows]
+    pairs = choose(pooled, objective)
+    pick = min(pairs, key=lambda p: (p[0] - shipped[0]) ** 2 + (p[1] - shipped[1]) ** 2)
+    test = [r for rows in held.values() for r in rows]
+    print(json.dumps({"thresholds": "chosen on --data pooled, reported on --heldout pooled", "best_pairs": pairs,
+                      "pick": pick, "shipped": shipped, "chosen_on": counts(pooled, *pick),
+                      "shipped_on_chosen": counts(pooled, *shipped), "heldout": counts(test, *pick),
+                      "shipped_on_heldout": counts(test, *shipped)}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=["data/golden", "data/golden_alderbrook"], help="golden folders")
@@ -179,6 +207,8 @@ def main() -> None:
     ap.add_argument("--rerank-cache", metavar="PATH", help="keep the reranker's scores in this shelve file")
     ap.add_argument("--save-rows", metavar="PATH", help="also write every question's signals here (JSON)")
     ap.add_argument("--rows", metavar="PATH", help="reuse signals written by --save-rows instead of answering")
+    ap.add_argument("--heldout", nargs="+", default=[], metavar="DIR",
+                    help="sets kept out of every choice; the pair chosen on --data pooled is reported on them")
     args = ap.parse_args()
     objective = OBJECTIVES[args.objective]
     overrides = parse_sets(args.set)
@@ -189,13 +219,19 @@ def main() -> None:
     else:
         cache = shelve.open(args.rerank_cache) if args.rerank_cache else None
         try:
-            sets = {d: features(d, overrides, cache) for d in args.data}
+            sets = {d: features(d, overrides, cache) for d in [*args.data, *args.heldout]}
         finally:
             if cache is not None:
                 cache.close()
     if args.save_rows:
         Path(args.save_rows).write_text(json.dumps({d: [asdict(r) for r in rows] for d, rows in sets.items()}),
                                         encoding="utf-8")
+    missing = [d for d in args.heldout if d not in sets]
+    if missing:
+        raise SystemExit(f"--heldout {missing}: not in the rows file; save rows with these sets among --data")
+    held = {d: sets.pop(d) for d in args.heldout}
+    if held:
+        report_heldout(sets, held, objective)
     chosen = {d: choose(rows, objective) for d, rows in sets.items()}
     chosen["all pooled"] = choose([r for rows in sets.values() for r in rows], objective)
     if len(sets) > 2:  # leave one set out: chosen on the others pooled, reported on it
