@@ -252,6 +252,9 @@ class AnswerConfig:
     # "rescue": judge only an answer the text check refused on its coverage and similarity thresholds, and answer
     # it when the judge accepts (every other answer and refusal is the text check's).
     judge_mode: Literal["verdict", "rerank", "rescue"] = "verdict"
+    # A file that keeps a graded judge's P(yes) per prompt across runs (ragbench.llm.memo); "" = off. A stored value
+    # is what the model would give again, so a rerun pays only for the prompts it has not seen.
+    judge_memo: str = ""
     # How the rescue judge reads a threshold refusal: 0 = the reader's answer as a whole; N > 0 = the reader's N
     # best-ranked quotable sentences one at a time, and the answer quotes the sentence it accepts with the highest
     # P(yes). Off by default: on the twelve golden sets it raised refusal accuracy but lost questions handled right

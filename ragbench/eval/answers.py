@@ -76,13 +76,16 @@ def build_store(golden: Any, cfg: RagbenchConfig, embedder: Any = None, path: st
 
 def make_judge(answer: Any, reader: Any) -> Any:
     """The judge model ``answer.judge`` names (``None`` when off); the reader itself when both name the same model,
-    so one loaded local model serves as reader and judge."""
+    so one loaded local model serves as reader and judge. With ``answer.judge_memo`` a graded judge's verdicts are
+    kept in that file and reused."""
     if not answer.judge:
         return None
     from ..llm import make_chat_model
 
     same = answer.judge.strip().lower() == answer.chat_model.strip().lower()
-    return reader if same else make_chat_model(answer.judge)
+    from ..llm.memo import with_memo
+
+    return with_memo(reader if same else make_chat_model(answer.judge), answer.judge_memo)
 
 
 def build_service(golden: Any, cfg: RagbenchConfig, mode: str, embedder: Any = None, chat_model: Any = None,

@@ -17,6 +17,7 @@ from ..dal.session import build_researcher
 from ..eerag.memory import is_memory
 from ..errors import ConfigError
 from ..llm import make_chat_model, make_token_scorer
+from ..llm.memo import with_memo
 from ..retrieval.embedding import make_embedder
 from ..retrieval.retriever import MODES, make_retriever, needs_embedder, normalize_mode, store_vectors, vector_part
 from ..store import KnowledgeStore
@@ -91,8 +92,8 @@ class ServeState:
                   if self.serve.budget else None)
         log.info("answering service ready", extra={"mode": mode, "chunks": self.store.chunk_count()})
         # The optional judge and reranker are local models (answer.judge, answer.rerank); each call holds the model's
-        # lock, so concurrent requests take turns on them.
-        judge = make_chat_model(a.judge) if a.judge else None
+        # lock, so concurrent requests take turns on them. answer.judge_memo keeps the judge's verdicts.
+        judge = with_memo(make_chat_model(a.judge) if a.judge else None, a.judge_memo)
         return AnsweringService(self.store, self.tracer.wrap_retriever(retriever), self.tracer.wrap_model(model), cfg,
                                 embedder=embedder, budget=budget, log_answers=True, judge=judge,
                                 reranker=make_token_scorer(a.rerank))
