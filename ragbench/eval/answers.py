@@ -81,10 +81,9 @@ def make_judge(answer: Any, reader: Any) -> Any:
     if not answer.judge:
         return None
     from ..llm import make_chat_model
-
-    same = answer.judge.strip().lower() == answer.chat_model.strip().lower()
     from ..llm.memo import with_memo
 
+    same = answer.judge.strip().lower() == answer.chat_model.strip().lower()
     return with_memo(reader if same else make_chat_model(answer.judge), answer.judge_memo)
 
 

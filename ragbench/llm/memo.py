@@ -2,9 +2,9 @@
 
 The local judge costs seconds per question (about 5 minutes per golden set on 2 cores), and most of a rerun's prompts
 are the previous run's: a change to one rule changes a few answers, not all. ``LlamaCppChatModel`` resets its state
-before every call, so P(yes) is a function of the model file and the messages alone, and a stored value is exactly
-the value the model would give again. The key names the model (its id and file size) and every message; a prompt
-template change changes the messages and so misses.
+before every call, so P(yes) depends on the model file and the messages alone (on one machine's arithmetic), and a
+stored value is the value the model would give again. The key names the model (its id and file size) and every
+message; a prompt template change changes the messages and so misses.
 """
 from __future__ import annotations
 
