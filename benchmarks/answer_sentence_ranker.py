@@ -31,7 +31,7 @@ from ragbench.eval.answers import answer_config, build_service
 from ragbench.eval.golden import load_golden
 from ragbench.llm.base import ChatModel, Completion
 from ragbench.llm.context import read_rag_extras, read_rag_meta
-from ragbench.llm.extractive import ExtractiveChatModel, SentenceSignals
+from ragbench.llm.extractive import ExtractiveChatModel, SentenceSignals, best_copies
 from ragbench.schema import Message
 
 FEATURES = ("own_coverage", "context_coverage", "asked_coverage", "cosine", "passage_share", "passage_rank",
@@ -84,17 +84,11 @@ def groups(folders: Sequence[str]) -> list[dict[str, Any]]:
                 service.answer(q.question, q.asked_by)
             if q.should_refuse or not tap.last or not q.answer_fact:
                 continue
-            best: dict[str, tuple[float, SentenceSignals]] = {}
-            for sig in tap.last:  # overlapping chunks repeat sentences: the better-scored copy, as rank() keeps
-                s = reader.sentence_score(sig)
-                if s is None:
-                    continue
-                key = sig.sentence.lower()
-                if key not in best or s > best[key][0]:
-                    best[key] = (s, sig)
+            # The copies rank() keeps, scored as it scores them.
+            rows = best_copies((sig.sentence, s, sig) for sig in tap.last
+                               if (s := reader.sentence_score(sig)) is not None)
             order = {n: r for r, n in enumerate(dict.fromkeys(sig.n for _, sig in
-                                                             sorted(best.values(), key=lambda x: -x[1].passage_share)))}
-            rows = list(best.values())
+                                                             sorted(rows, key=lambda x: -x[1].passage_share)))}
             fact = q.answer_fact.casefold()
             y = np.array([fact in sig.sentence.casefold() for _, sig in rows])
             if not y.any():

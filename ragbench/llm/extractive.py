@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -76,6 +76,20 @@ def is_injection(text: str) -> bool:
     ``addressed-to-ai`` rules, applied again to every passage the reader is handed (defence in depth for callers
     that did not quarantine the passages)."""
     return addresses_ai(text)
+
+
+_T = TypeVar("_T")
+
+
+def best_copies(scored: Iterable[tuple[str, float, _T]]) -> list[tuple[float, _T]]:
+    """``(score, item)`` per distinct sentence (case-insensitive) of ``(sentence, score, item)``: overlapping chunks
+    repeat sentences, and the better-scored copy is kept (the first seen on ties), in first-seen order."""
+    best: dict[str, tuple[float, _T]] = {}
+    for sentence, score, item in scored:
+        key = sentence.lower()
+        if key not in best or score > best[key][0]:
+            best[key] = (score, item)
+    return list(best.values())
 
 
 def clean_sentence(sentence: str) -> str:
@@ -313,18 +327,11 @@ class ExtractiveChatModel(ChatModel):
              weights: Mapping[str, float] | None = None) -> list[Quote]:
         """Every quotable sentence of the passages read, best first (what :meth:`compose` picks from; empty when
         nothing is quotable). Arguments as :meth:`compose`."""
-        by_text: dict[str, Quote] = {}
-        for row, sig in self._candidates(question, passages, focus, weights):
-            score = self.sentence_score(sig)
-            if score is None:
-                continue
-            cand = Quote(score, row.passage.score, row.passage.n, row.index, row.sentence, sig.evidence,
-                         row.context)
-            key = row.sentence.lower()
-            # Overlapping chunks repeat sentences: keep the better-scored copy (first seen on ties).
-            if key not in by_text or cand.score > by_text[key].score:
-                by_text[key] = cand
-        return sorted(by_text.values(), key=lambda c: (-c.score, -c.passage_score))
+        scored = ((row.sentence, score, Quote(score, row.passage.score, row.passage.n, row.index, row.sentence,
+                                              sig.evidence, row.context))
+                  for row, sig in self._candidates(question, passages, focus, weights)
+                  if (score := self.sentence_score(sig)) is not None)
+        return sorted((q for _, q in best_copies(scored)), key=lambda c: (-c.score, -c.passage_score))
 
     def sentence_score(self, sig: SentenceSignals) -> float | None:
         """The score :meth:`rank` gives a sentence with these signals; ``None`` when it is not relevant enough to
