@@ -252,6 +252,10 @@ class AnswerConfig:
     # "rescue": judge only an answer the text check refused on its coverage and similarity thresholds, and answer
     # it when the judge accepts (every other answer and refusal is the text check's).
     judge_mode: Literal["verdict", "rerank", "rescue"] = "verdict"
+    # In "rescue" mode, the judge also reads every answer the text check accepted and refuses it when P(yes) is
+    # below this value (the stacked profile: the text check's verdict is evidence, and the judge needs a low
+    # P(yes) to veto an answer or a high one to overturn a threshold refusal); 0 = off.
+    judge_veto_min_yes: float = 0.0
     # A file that keeps a graded judge's P(yes) per prompt across runs (ragbench.llm.memo); "" = off. A stored value
     # is what the model would give again, so a rerun pays only for the prompts it has not seen.
     judge_memo: str = ""
@@ -423,6 +427,7 @@ FIELD_RANGES.update({
     "answer.answerability_rare_zipf": "[0, 8]",
     "answer.answerability_sibling_zipf": "[0, 8]",
     "answer.judge_min_yes": "[0, 1]", "answer.judge_min_yes_restricted": "[0, 1]",
+    "answer.judge_veto_min_yes": "[0, 1]",
     "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",
     "answer.restricted_gap": "[0, 1]",
     "answer.llm_timeout": "(0, inf)", "answer.llm_max_retries": "[0, inf)", "answer.daily_limit_usd": "[0, inf)",

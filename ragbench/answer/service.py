@@ -102,9 +102,9 @@ class Answer:
     #: The rule that decided this answer, kept for evaluation and never sent to the asker (a restricted gap must not
     #: be told apart from a weak retrieval there). For a refusal, the check that refused it: ``retrieval-floor``,
     #: ``restricted-gap``, ``judge-rerank``, ``model-error``, ``empty-answer``, ``model-refused``, ``grounding``,
-    #: ``check:<rule>`` (the answerability rule, :func:`~ragbench.answer.answerability.rule_of`) or
-    #: ``judge-verdict``. For an answer, the route it passed by: ``check:coverage``, ``check:similarity``,
-    #: ``check:parts``, ``judge-rescue``, ``judge-verdict`` or ``unchecked`` (the check off).
+    #: ``check:<rule>`` (the answerability rule, :func:`~ragbench.answer.answerability.rule_of`),
+    #: ``judge-verdict`` or ``judge-veto``. For an answer, the route it passed by: ``check:coverage``,
+    #: ``check:similarity``, ``check:parts``, ``judge-rescue``, ``judge-verdict`` or ``unchecked`` (the check off).
     decided_by: str = field(default="", repr=False)
 
     @property
@@ -639,6 +639,16 @@ class AnsweringService:
                 return replace(refusal, answerability=check, judge_p_yes=p_yes)
         else:
             decided_by = self.route(check)
+            if judge is not None and self.cfg.judge_mode == "rescue" and self.cfg.judge_veto_min_yes > 0:
+                # The stacked profile: an answer the text check accepted stands unless the judge is sure it does
+                # not answer (a failing judge vetoes nothing).
+                verdict = judge.judge(asked, [s.sentence.text for s in report.sentences], contexts,
+                                      self.cfg.judge_veto_min_yes)
+                p_yes = verdict.p_yes
+                if not verdict.accepted and verdict.error is None:
+                    refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
+                                            sentences=report.sentences, decided_by="judge-veto", **tokens)
+                    return replace(refusal, answerability=check, judge_p_yes=p_yes)
         return Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
                       support_ratio=report.support_ratio, citations=tuple(citations),
                       context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),

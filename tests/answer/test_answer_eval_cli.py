@@ -356,6 +356,34 @@ def test_the_rescue_judge_reads_only_what_the_text_check_refused_on_its_threshol
     assert [recs[q]["judge_p_yes"] for q in ("g001", "g008", "g025")] == [None] * 3
 
 
+@pytest.mark.parametrize("judge_kind", ["low", "high", "failing"])
+def test_the_stacked_judge_vetoes_a_text_answer_below_its_bar_and_rescues_above_the_other(golden, monkeypatch,
+                                                                                          judge_kind):
+    """The rescue profile with ``answer.judge_veto_min_yes`` = 0.3 (the stacked judge): g001, which the text check
+    answers, is now read by the judge too and refused below 0.3; g064, refused on the thresholds, is answered at the
+    profile's 0.35; g008 (a named refusal) is never read. A failing judge vetoes nothing and rescues nothing."""
+    import pandas as pd
+
+    import ragbench.llm as llm
+
+    judge = FailingJudge(1.0) if judge_kind == "failing" else ConstantJudge(0.2 if judge_kind == "low" else 0.5)
+    real = llm.make_chat_model
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: judge if spec == "stub" else real(spec, **kw))
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.judge_veto_min_yes": 0.3})
+    systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"])
+    qids = ["g001", "g008", "g064"]
+    recs = {r["qid"]: r for r in systems["answer-rescue-stub"](pd.DataFrame({"qid": qids, "query": ["x"] * 3}))}
+    assert len(judge.prompts) == 2 and "annual leave" in judge.prompts[0]
+    assert "QUESTION: What is the name of Ferrowick's chief executive?" in judge.prompts[1]
+    assert recs["g008"]["decided_by"] == "check:type-off-topic" and recs["g008"]["judge_p_yes"] is None
+    got = [(recs[q]["refused"], recs[q]["decided_by"], recs[q]["judge_p_yes"]) for q in ("g001", "g064")]
+    assert got == {"low": [(True, "judge-veto", 0.2), (True, "check:thresholds", 0.2)],
+                   "high": [(False, "check:coverage", 0.5), (False, "judge-rescue", 0.5)],
+                   "failing": [(False, "check:coverage", None), (True, "check:thresholds", None)]}[judge_kind]
+    if judge_kind == "low":
+        assert recs["g001"]["refusal_reason"] == "judge-rejected"
+
+
 class SentenceJudge(ConstantJudge):
     """A graded judge whose P(yes) is the largest of ``words``' values found in the TEXT (0.1 when none is)."""
 

@@ -1,0 +1,255 @@
+"""The stacked judge: the text check's verdict and the graded judge's P(yes), combined by two thresholds.
+
+    python benchmarks/answer_stacked.py probe --data DIR… --out FILE.csv [--memo FILE.sqlite]   # judge every answer
+    python benchmarks/answer_stacked.py choose --rows FILE.csv [--json]                          # grid, pooled + LOO
+    python benchmarks/answer_stacked.py score --data DIR… --a A --b B [--memo FILE.sqlite]       # one pair, for real
+
+An answer the text check accepts is refused when the judge's P(yes) is below ``a`` (the veto,
+``answer.judge_veto_min_yes``); an answer it refuses on its coverage and similarity thresholds is given when P(yes)
+reaches ``b`` (``answer.judge_min_yes``, and ``b + 0.05`` when the whole index's best chunk is one the asker may not
+read, as the rescue profile's pair). ``a = 0`` is the rescue profile; ``a = b = 0.35`` is close to the judge profile
+(which also drops the per-sentence answer-type bar). Every other refusal with a named reason stands.
+
+``probe`` answers every question once in the rescue profile with a veto of 1e-9, so the judge reads every answer the
+text check accepted and every threshold refusal, and keeps per question: the set, slice, branch (``text``: the
+check accepted it; ``threshold``: the check refused it on its thresholds; ``fixed``: neither, the judge plays no
+part), P(yes), whether the asker's best match was outranked by a restricted chunk, and the measures of the question
+answered and refused. ``choose`` replays any ``(a, b)`` from that file with no model: the pair with the most
+questions handled right pooled (ties: the one nearest the judge profile's (0.35, 0.35)), and the same choice with
+each organisation left out in turn, scored on the one left out (docs/answers.md, session 38).
+
+The replay treats each question on its own: in a chat chain a vetoed or rescued turn could change what a later turn
+carries, so the chosen pair is scored for real afterwards with ``ragbench eval golden --stacked llama``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ragbench.config import with_overrides
+from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store, score_answers
+from ragbench.eval.golden import load_golden
+from ragbench.eval.golden_sets import set_names
+
+PROBE_VETO = 1e-9
+#: P(yes) bars of the grid: the veto a, and the rescue bar b (the probe's rescue bar, 0.35, is the lowest it allows).
+VETO_GRID = tuple(round(x, 2) for x in np.arange(0.0, 0.551, 0.05))
+RESCUE_GRID = tuple(round(x, 2) for x in np.arange(0.35, 1.001, 0.05)) + (1.01,)
+JUDGE_PROFILE = (0.35, 0.35)
+RESTRICTED_OFFSET = 0.05
+MEASURES = ("RefusalAccuracy", "HandledRight", "FactInAnswer", "CitationPrecision", "AnyCorrectCitation",
+            "LeakedDocs", "SecretInAnswer", "InjectionQuoted")
+
+
+def refused(answer):
+    """``answer`` as the refusal a veto (or no rescue) would give."""
+    from ragbench.answer.service import REFUSAL_MESSAGE
+
+    return replace(answer, answer=REFUSAL_MESSAGE, refused=True, refusal_reason="judge-rejected", citations=(),
+                   decided_by="judge-veto")
+
+
+def wide(system: str, golden, answers, prompts, chunk_doc) -> pd.DataFrame:
+    long = score_answers(system, golden, answers, prompts, chunk_doc)
+    table = long.pivot_table(index=["qid", "slice"], columns="measure", values="value", aggfunc="first")
+    return table.reindex(columns=list(MEASURES)).reset_index()
+
+
+def probe(args: argparse.Namespace) -> None:
+    from ragbench.answer.judge import RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED, rescue_overrides
+    from ragbench.retrieval.embedding import make_embedder
+
+    cfg = answer_config(None, "dense")
+    overrides = {**rescue_overrides(args.judge), "answer.judge_veto_min_yes": PROBE_VETO}
+    if args.memo:
+        overrides["answer.judge_memo"] = args.memo
+    pcfg = with_overrides(cfg, overrides)
+    assert (RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED) == (0.35, 0.40)
+    embedder = make_embedder(cfg.embedding)
+    out = Path(args.out)
+    done = set(pd.read_csv(out)["set"]) if out.exists() else set()
+    for name, folder in zip(set_names(args.data), args.data, strict=True):
+        if name in done:
+            print(f"{name}: already in {out}", file=sys.stderr, flush=True)
+            continue
+        golden = load_golden(folder)
+        store = build_store(golden, cfg, embedder)
+        chunk_doc = {c.chunk_id: c.doc_id for c in store.chunks()}
+        service = build_service(golden, pcfg, "dense", embedder, store=store)
+        answers, prompts = answer_golden(service, golden, show_progress=True)
+        as_refused = {q: (a if a.refused else refused(a)) for q, a in answers.items()}
+        ans = wide("answered", golden, answers, prompts, chunk_doc)
+        ref = wide("refused", golden, as_refused, prompts, chunk_doc)
+        rows = []
+        for q in golden.questions:
+            a = answers[q.qid]
+            if a.judge_p_yes is None:
+                branch = "fixed"
+            elif a.refused and a.decided_by.startswith("check:"):
+                branch = "threshold"
+            elif a.decided_by == "judge-rescue":
+                branch = "threshold"
+            else:
+                branch = "text"
+            rows.append({"set": name, "qid": q.qid, "branch": branch, "p_yes": a.judge_p_yes,
+                         "restricted": a.restricted_gap > 0, "probe_refused": a.refused})
+        table = pd.DataFrame(rows)
+        table = table.merge(ans.add_suffix("_ans").rename(columns={"qid_ans": "qid", "slice_ans": "slice"}),
+                            on="qid").merge(ref.drop(columns="slice").add_suffix("_ref")
+                                            .rename(columns={"qid_ref": "qid"}), on="qid")
+        table.to_csv(out, mode="a", header=not out.exists(), index=False)
+        print(f"{name}: {len(table)} questions, branches {table['branch'].value_counts().to_dict()}",
+              file=sys.stderr, flush=True)
+
+
+def stacked_overrides(judge: str, a: float, b: float, memo: str = "") -> dict[str, object]:
+    """Config overrides of the stacked judge at ``(a, b)``: the rescue profile with a veto."""
+    from ragbench.answer.judge import rescue_overrides
+
+    out = {**rescue_overrides(judge), "answer.judge_veto_min_yes": a, "answer.judge_min_yes": b,
+           "answer.judge_min_yes_restricted": min(1.0, max(b + RESTRICTED_OFFSET, 0.40))}
+    if memo:
+        out["answer.judge_memo"] = memo
+    return out
+
+
+def score_main(args: argparse.Namespace) -> None:
+    """Answer every question for real at ``(a, b)`` (chains as chats) and print eval golden's pooled measures."""
+    from ragbench.eval.answers import summarize
+    from ragbench.retrieval.embedding import make_embedder
+
+    cfg = answer_config(None, "dense")
+    scfg = with_overrides(cfg, stacked_overrides(args.judge, args.a, args.b, args.memo))
+    embedder = make_embedder(cfg.embedding)
+    tables = []
+    for name, folder in zip(set_names(args.data), args.data, strict=True):
+        golden = load_golden(folder)
+        store = build_store(golden, cfg, embedder)
+        chunk_doc = {c.chunk_id: c.doc_id for c in store.chunks()}
+        service = build_service(golden, scfg, "dense", embedder, store=store)
+        answers, prompts = answer_golden(service, golden, show_progress=True)
+        long = score_answers("answer-stacked", golden, answers, prompts, chunk_doc)
+        long["qid"] = name + "/" + long["qid"]
+        tables.append(long)
+    per_q = pd.concat(tables, ignore_index=True)
+    summary = summarize(per_q)
+    rows = summary[summary["group"].isin(["all", "slice:refuse-acl", "slice:refuse-unanswerable"])]
+    wide_q = per_q.pivot_table(index="qid", columns="measure", values="value", aggfunc="first")
+    print(f"a={args.a}, b={args.b}: refusal accuracy {int(wide_q['RefusalAccuracy'].sum())}, HandledRight "
+          f"{int(wide_q['HandledRight'].sum())} of {len(wide_q)}")
+    cols = ["group", "n", *[m for m in MEASURES if m in rows.columns]]
+    print(rows[cols].round(3).to_string(index=False))
+
+
+def decide(rows: pd.DataFrame, a: float, b: float) -> np.ndarray:
+    """Whether each question is answered under the pair ``(a, b)``."""
+    p = rows["p_yes"].to_numpy(float)
+    bar = np.where(rows["restricted"].to_numpy(bool), max(b + RESTRICTED_OFFSET, 0.40), b)
+    branch = rows["branch"].to_numpy(str)
+    fixed = ~rows["probe_refused"].to_numpy(bool)
+    return np.where(branch == "text", p >= a, np.where(branch == "threshold", p >= bar, fixed))
+
+
+def score(rows: pd.DataFrame, a: float, b: float) -> dict[str, float]:
+    """Pooled counts and means of ``rows`` under ``(a, b)`` (means over the questions where a measure applies)."""
+    answered = decide(rows, a, b)
+    out: dict[str, float] = {"a": a, "b": b, "questions": len(rows)}
+    for m in MEASURES:
+        v = np.where(answered, rows[m + "_ans"].to_numpy(float), rows[m + "_ref"].to_numpy(float))
+        ok = ~np.isnan(v)
+        out[m] = float(v[ok].sum()) if m in ("RefusalAccuracy", "HandledRight", "LeakedDocs", "SecretInAnswer",
+                                              "InjectionQuoted") else (float(v[ok].mean()) if ok.any() else math.nan)
+    for tag in ("refuse-acl", "refuse-unanswerable"):
+        mask = (rows["slice"] == tag).to_numpy()
+        v = np.where(answered, rows["RefusalAccuracy_ans"].to_numpy(float),
+                     rows["RefusalAccuracy_ref"].to_numpy(float))[mask]
+        out[tag] = float(v.sum())
+    return out
+
+
+def choose(rows: pd.DataFrame) -> tuple[float, float]:
+    """The grid pair with the most questions handled right (ties: nearest the judge profile's pair)."""
+    best = None
+    for a in VETO_GRID:
+        for b in RESCUE_GRID:
+            hr = score(rows, a, b)["HandledRight"]
+            key = (-hr, math.dist((a, b), JUDGE_PROFILE), a, b)
+            best = key if best is None or key < best else best
+    assert best is not None
+    return best[2], best[3]
+
+
+def load_rows(path: str) -> pd.DataFrame:
+    """The probe's rows, one per question (a file written before the pivot kept only real (qid, slice) pairs
+    holds every qid × slice pair; the ones with no measure are dropped)."""
+    rows = pd.read_csv(path).dropna(subset=["RefusalAccuracy_ans", "RefusalAccuracy_ref"])
+    if rows.duplicated(["set", "qid"]).any():
+        raise SystemExit(f"{path}: a question appears twice; probe each set once")
+    return rows.reset_index(drop=True)
+
+
+def choose_main(args: argparse.Namespace) -> None:
+    rows = load_rows(args.rows)
+    pair = choose(rows)
+    report: dict[str, object] = {"chosen_pooled": pair}
+    corners = {"default": (0.0, 1.01), "rescue": (0.0, 0.35), "judge-like": JUDGE_PROFILE, "chosen": pair}
+    report["pooled"] = {k: score(rows, *v) for k, v in corners.items()}
+    folds, held = {}, []
+    for name in sorted(rows["set"].unique()):
+        train, test = rows[rows["set"] != name], rows[rows["set"] == name]
+        fold_pair = choose(train)
+        folds[name] = fold_pair
+        held.append(test.assign(answered=decide(test, *fold_pair)))
+    report["folds"] = folds
+    loo = pd.concat(held)
+    loo_score = {"questions": len(loo)}
+    for m in ("RefusalAccuracy", "HandledRight"):
+        v = np.where(loo["answered"], loo[m + "_ans"], loo[m + "_ref"])
+        loo_score[m] = float(np.nansum(v))
+    for m in ("FactInAnswer", "CitationPrecision"):
+        v = np.where(loo["answered"], loo[m + "_ans"], loo[m + "_ref"]).astype(float)
+        loo_score[m] = float(np.nanmean(v))
+    for tag in ("refuse-acl", "refuse-unanswerable"):
+        t = loo[loo["slice"] == tag]
+        loo_score[tag] = float(np.where(t["answered"], t["RefusalAccuracy_ans"], t["RefusalAccuracy_ref"]).sum())
+    report["leave_one_organisation_out"] = loo_score
+    if args.json:
+        print(json.dumps(report))
+        return
+    print(f"chosen on all {rows['set'].nunique()} sets pooled: a={pair[0]}, b={pair[1]}")
+    print(pd.DataFrame(report["pooled"]).T.round(3).to_string())
+    print("\neach organisation left out: the pair chosen on the others")
+    print(pd.Series({k: f"a={v[0]}, b={v[1]}" for k, v in folds.items()}).to_string())
+    print("\nscored on the organisation left out, pooled:", {k: round(v, 3) for k, v in loo_score.items()})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("probe", help="answer every question with the judge reading every answer; append rows")
+    p.add_argument("--data", nargs="+", required=True, help="golden folders")
+    p.add_argument("--out", required=True, help="CSV file to append to (sets already in it are skipped)")
+    p.add_argument("--judge", default="llama", help="the judge model (default llama)")
+    p.add_argument("--memo", default="", help="answer.judge_memo file (verdicts kept across runs)")
+    c = sub.add_parser("choose", help="replay the grid from the probe's rows")
+    c.add_argument("--rows", required=True, help="the probe's CSV file")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    s = sub.add_parser("score", help="answer for real at one pair and print the pooled measures")
+    s.add_argument("--data", nargs="+", required=True, help="golden folders (pooled)")
+    s.add_argument("--a", type=float, required=True, help="the veto bar (answer.judge_veto_min_yes)")
+    s.add_argument("--b", type=float, required=True, help="the rescue bar (answer.judge_min_yes)")
+    s.add_argument("--judge", default="llama", help="the judge model (default llama)")
+    s.add_argument("--memo", default="", help="answer.judge_memo file")
+    args = ap.parse_args()
+    {"probe": probe, "choose": choose_main, "score": score_main}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
