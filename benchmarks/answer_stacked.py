@@ -10,16 +10,18 @@ reaches ``b`` (``answer.judge_min_yes``, and ``b + 0.05`` when the whole index's
 read, as the rescue profile's pair). ``a = 0`` is the rescue profile; ``a = b = 0.35`` is close to the judge profile
 (which also drops the per-sentence answer-type bar). Every other refusal with a named reason stands.
 
-``probe`` answers every question once in the rescue profile with a veto of 1e-9, so the judge reads every answer the
-text check accepted and every threshold refusal, and keeps per question: the set, slice, branch (``text``: the
-check accepted it; ``threshold``: the check refused it on its thresholds; ``fixed``: neither, the judge plays no
-part), P(yes), whether the asker's best match was outranked by a restricted chunk, and the measures of the question
-answered and refused. ``choose`` replays any ``(a, b)`` from that file with no model: the pair with the most
-questions handled right pooled (ties: the one nearest the judge profile's (0.35, 0.35)), and the same choice with
-each organisation left out in turn, scored on the one left out (docs/answers.md, session 38).
+``probe`` answers every question once in the rescue profile with both bars at 1e-9, so the judge reads every answer
+the text check accepted and every threshold refusal (and nearly every one is answered), and keeps per question: the
+set, slice, branch (``text``: the check accepted it; ``threshold``: the check refused it on its thresholds;
+``fixed``: neither, the judge plays no part), P(yes), the check's coverage and similarity, whether the asker's best
+match was outranked by a restricted chunk, and the measures of the question answered and refused. ``choose`` replays
+any ``(a, b)`` from that file with no model: the pair with the most questions handled right pooled (ties: the one
+nearest the judge profile's (0.35, 0.35)), and the same choice with each organisation left out in turn, scored on
+the one left out (docs/answers.md, session 38); and, reported only, a logistic regression over the same signals
+chosen the same way. ``score`` answers for real at one pair.
 
 The replay treats each question on its own: in a chat chain a vetoed or rescued turn could change what a later turn
-carries, so the chosen pair is scored for real afterwards with ``ragbench eval golden --stacked llama``.
+carries, so the chosen pair is scored for real afterwards (``score``).
 """
 from __future__ import annotations
 
@@ -38,10 +40,10 @@ from ragbench.eval.answers import answer_config, answer_golden, build_service, b
 from ragbench.eval.golden import load_golden
 from ragbench.eval.golden_sets import set_names
 
-PROBE_VETO = 1e-9
-#: P(yes) bars of the grid: the veto a, and the rescue bar b (the probe's rescue bar, 0.35, is the lowest it allows).
-VETO_GRID = tuple(round(x, 2) for x in np.arange(0.0, 0.551, 0.05))
-RESCUE_GRID = tuple(round(x, 2) for x in np.arange(0.35, 1.001, 0.05)) + (1.01,)
+PROBE_BAR = 1e-9
+#: P(yes) bars of the grid: the veto a and the rescue bar b (1.01: never rescue).
+VETO_GRID = tuple(round(x, 2) for x in np.arange(0.0, 0.601, 0.05))
+RESCUE_GRID = tuple(round(x, 2) for x in np.arange(0.0, 1.001, 0.05)) + (1.01,)
 JUDGE_PROFILE = (0.35, 0.35)
 RESTRICTED_OFFSET = 0.05
 MEASURES = ("RefusalAccuracy", "HandledRight", "FactInAnswer", "CitationPrecision", "AnyCorrectCitation",
@@ -63,15 +65,13 @@ def wide(system: str, golden, answers, prompts, chunk_doc) -> pd.DataFrame:
 
 
 def probe(args: argparse.Namespace) -> None:
-    from ragbench.answer.judge import RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED, rescue_overrides
     from ragbench.retrieval.embedding import make_embedder
 
     cfg = answer_config(None, "dense")
-    overrides = {**rescue_overrides(args.judge), "answer.judge_veto_min_yes": PROBE_VETO}
-    if args.memo:
-        overrides["answer.judge_memo"] = args.memo
+    # Every threshold refusal is rescued and every text answer read, so any pair can be replayed from the rows.
+    overrides = {**stacked_overrides(args.judge, PROBE_BAR, PROBE_BAR, args.memo),
+                 "answer.judge_min_yes_restricted": PROBE_BAR}
     pcfg = with_overrides(cfg, overrides)
-    assert (RESCUE_MIN_YES, RESCUE_MIN_YES_RESTRICTED) == (0.35, 0.40)
     embedder = make_embedder(cfg.embedding)
     out = Path(args.out)
     done = set(pd.read_csv(out)["set"]) if out.exists() else set()
@@ -98,8 +98,13 @@ def probe(args: argparse.Namespace) -> None:
                 branch = "threshold"
             else:
                 branch = "text"
+            check = a.answerability
             rows.append({"set": name, "qid": q.qid, "branch": branch, "p_yes": a.judge_p_yes,
-                         "restricted": a.restricted_gap > 0, "probe_refused": a.refused})
+                         "restricted": a.restricted_gap > 0, "probe_refused": a.refused,
+                         "coverage": getattr(check, "coverage", None),
+                         "soft_coverage": getattr(check, "soft_coverage", None),
+                         "similarity": getattr(check, "similarity", None), "support_ratio": a.support_ratio,
+                         "restricted_gap": a.restricted_gap, "restricted_lead": a.restricted_lead})
         table = pd.DataFrame(rows)
         table = table.merge(ans.add_suffix("_ans").rename(columns={"qid_ans": "qid", "slice_ans": "slice"}),
                             on="qid").merge(ref.drop(columns="slice").add_suffix("_ref")
@@ -114,14 +119,15 @@ def stacked_overrides(judge: str, a: float, b: float, memo: str = "") -> dict[st
     from ragbench.answer.judge import rescue_overrides
 
     out = {**rescue_overrides(judge), "answer.judge_veto_min_yes": a, "answer.judge_min_yes": b,
-           "answer.judge_min_yes_restricted": min(1.0, max(b + RESTRICTED_OFFSET, 0.40))}
+           "answer.judge_min_yes_restricted": min(1.0, b + RESTRICTED_OFFSET)}
     if memo:
         out["answer.judge_memo"] = memo
     return out
 
 
 def score_main(args: argparse.Namespace) -> None:
-    """Answer every question for real at ``(a, b)`` (chains as chats) and print eval golden's pooled measures."""
+    """Answer every question for real at ``(a, b)`` (chains as chats) and print the pooled measures, scored by eval
+    golden's own functions."""
     from ragbench.eval.answers import summarize
     from ragbench.retrieval.embedding import make_embedder
 
@@ -151,7 +157,7 @@ def score_main(args: argparse.Namespace) -> None:
 def decide(rows: pd.DataFrame, a: float, b: float) -> np.ndarray:
     """Whether each question is answered under the pair ``(a, b)``."""
     p = rows["p_yes"].to_numpy(float)
-    bar = np.where(rows["restricted"].to_numpy(bool), max(b + RESTRICTED_OFFSET, 0.40), b)
+    bar = np.where(rows["restricted"].to_numpy(bool), b + RESTRICTED_OFFSET, b)
     branch = rows["branch"].to_numpy(str)
     fixed = ~rows["probe_refused"].to_numpy(bool)
     return np.where(branch == "text", p >= a, np.where(branch == "threshold", p >= bar, fixed))
@@ -195,6 +201,39 @@ def load_rows(path: str) -> pd.DataFrame:
     return rows.reset_index(drop=True)
 
 
+FEATURES = ("p_yes", "soft_coverage", "similarity", "text_accepted")
+
+
+def logistic_loo(rows: pd.DataFrame) -> dict[str, float]:
+    """Reported, not shipped: a logistic regression over P(yes), soft coverage, similarity and the text check's
+    verdict, trained on the other organisations' judged questions (label: answering handles it right, refusing
+    does not, or the reverse; questions where both or neither do carry no signal), answering at p >= 0.5."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    judged = rows[rows["branch"] != "fixed"].copy()
+    judged["text_accepted"] = (judged["branch"] == "text").astype(float)
+    x_all = judged[list(FEATURES)].astype(float).fillna(0.0).to_numpy()
+    diff = (judged["HandledRight_ans"] - judged["HandledRight_ref"]).to_numpy(float)
+    answered = ~rows["probe_refused"].to_numpy(bool) & (rows["branch"] == "fixed").to_numpy()
+    hr = float(np.where(answered, rows["HandledRight_ans"], rows["HandledRight_ref"])[
+        (rows["branch"] == "fixed").to_numpy()].sum())
+    ra = float(np.where(answered, rows["RefusalAccuracy_ans"], rows["RefusalAccuracy_ref"])[
+        (rows["branch"] == "fixed").to_numpy()].sum())
+    sets = judged["set"].to_numpy()
+    for name in np.unique(sets):
+        train = (sets != name) & (diff != 0)
+        model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+        model.fit(x_all[train], (diff[train] > 0).astype(int))
+        test = sets == name
+        go = model.predict_proba(x_all[test])[:, 1] >= 0.5
+        t = judged[test]
+        hr += float(np.where(go, t["HandledRight_ans"], t["HandledRight_ref"]).sum())
+        ra += float(np.where(go, t["RefusalAccuracy_ans"], t["RefusalAccuracy_ref"]).sum())
+    return {"questions": float(len(rows)), "RefusalAccuracy": ra, "HandledRight": hr}
+
+
 def choose_main(args: argparse.Namespace) -> None:
     rows = load_rows(args.rows)
     pair = choose(rows)
@@ -220,6 +259,7 @@ def choose_main(args: argparse.Namespace) -> None:
         t = loo[loo["slice"] == tag]
         loo_score[tag] = float(np.where(t["answered"], t["RefusalAccuracy_ans"], t["RefusalAccuracy_ref"]).sum())
     report["leave_one_organisation_out"] = loo_score
+    report["logistic_leave_one_organisation_out"] = logistic_loo(rows)
     if args.json:
         print(json.dumps(report))
         return
@@ -228,6 +268,8 @@ def choose_main(args: argparse.Namespace) -> None:
     print("\neach organisation left out: the pair chosen on the others")
     print(pd.Series({k: f"a={v[0]}, b={v[1]}" for k, v in folds.items()}).to_string())
     print("\nscored on the organisation left out, pooled:", {k: round(v, 3) for k, v in loo_score.items()})
+    print("a logistic regression instead of the pair, the same way:",
+          {k: round(v, 3) for k, v in report["logistic_leave_one_organisation_out"].items()})
 
 
 def main() -> None:
