@@ -1,7 +1,7 @@
 """The stacked judge: the text check's verdict and the graded judge's P(yes), combined by two thresholds.
 
     python benchmarks/answer_stacked.py probe --data DIR… --out FILE.csv [--memo FILE.sqlite]   # judge every answer
-    python benchmarks/answer_stacked.py choose --rows FILE.csv [--json]                          # grid, pooled + LOO
+    python benchmarks/answer_stacked.py choose --rows FILE.csv [--pair A,B] [--json]             # grid, pooled + LOO
     python benchmarks/answer_stacked.py score --data DIR… --a A --b B [--memo FILE.sqlite]       # one pair, for real
 
 An answer the text check accepts is refused when the judge's P(yes) is below ``a`` (the veto,
@@ -18,7 +18,9 @@ match was outranked by a restricted chunk, and the measures of the question answ
 any ``(a, b)`` from that file with no model: the pair with the most questions handled right pooled (ties: the one
 nearest the judge profile's (0.35, 0.35)), and the same choice with each organisation left out in turn, scored on
 the one left out (docs/answers.md, session 38); and, reported only, a logistic regression over the same signals
-chosen the same way. ``score`` answers for real at one pair.
+chosen the same way. ``score`` answers for real at one pair. With ``probe --rescue-rules all`` (or a list) the
+judge also reads the refusals of those named rules (``answer.judge_rescue_rules``), and ``choose`` adds what letting
+it overturn each rule's refusals at three bars would change (the pilot of session 38).
 
 The replay treats each question on its own: in a chat chain a vetoed or rescued turn could change what a later turn
 carries, so the chosen pair is scored for real afterwards (``score``).
@@ -31,10 +33,12 @@ import math
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
+from ragbench.answer.answerability import NAMED_RULES
 from ragbench.config import with_overrides
 from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store, score_answers
 from ragbench.eval.golden import load_golden
@@ -70,7 +74,7 @@ def probe(args: argparse.Namespace) -> None:
     cfg = answer_config(None, "dense")
     # Every threshold refusal is rescued and every text answer read, so any pair can be replayed from the rows.
     overrides = {**stacked_overrides(args.judge, PROBE_BAR, PROBE_BAR, args.memo),
-                 "answer.judge_min_yes_restricted": PROBE_BAR}
+                 "answer.judge_min_yes_restricted": PROBE_BAR, "answer.judge_rescue_rules": args.rescue_rules}
     pcfg = with_overrides(cfg, overrides)
     embedder = make_embedder(cfg.embedding)
     out = Path(args.out)
@@ -84,14 +88,20 @@ def probe(args: argparse.Namespace) -> None:
         chunk_doc = {c.chunk_id: c.doc_id for c in store.chunks()}
         service = build_service(golden, pcfg, "dense", embedder, store=store)
         answers, prompts = answer_golden(service, golden, show_progress=True)
+        # which rule refused each question without the judge (a rescued refusal no longer names its rule)
+        plain, _ = answer_golden(build_service(golden, cfg, "dense", embedder, store=store), golden) \
+            if args.rescue_rules else ({}, {})
         as_refused = {q: (a if a.refused else refused(a)) for q, a in answers.items()}
         ans = wide("answered", golden, answers, prompts, chunk_doc)
         ref = wide("refused", golden, as_refused, prompts, chunk_doc)
         rows = []
         for q in golden.questions:
             a = answers[q.qid]
+            rule = plain[q.qid].decided_by.removeprefix("check:") if q.qid in plain else ""
             if a.judge_p_yes is None:
                 branch = "fixed"
+            elif rule in NAMED_RULES and plain[q.qid].refused:
+                branch = "rule:" + rule
             elif a.refused and a.decided_by.startswith("check:"):
                 branch = "threshold"
             elif a.decided_by == "judge-rescue":
@@ -154,18 +164,39 @@ def score_main(args: argparse.Namespace) -> None:
     print(rows[cols].round(3).to_string(index=False))
 
 
-def decide(rows: pd.DataFrame, a: float, b: float) -> np.ndarray:
-    """Whether each question is answered under the pair ``(a, b)``."""
+def decide(rows: pd.DataFrame, a: float, b: float, rules: Mapping[str, float] | None = None) -> np.ndarray:
+    """Whether each question is answered under the pair ``(a, b)``; ``rules``: the named rules whose refusals the
+    judge also reads (a probe with ``--rescue-rules``), each with its rescue bar (the rest stay refused)."""
     p = rows["p_yes"].to_numpy(float)
-    bar = np.where(rows["restricted"].to_numpy(bool), b + RESTRICTED_OFFSET, b)
+    restricted = rows["restricted"].to_numpy(bool)
+    bar = np.where(restricted, b + RESTRICTED_OFFSET, b)
     branch = rows["branch"].to_numpy(str)
     fixed = ~rows["probe_refused"].to_numpy(bool)
-    return np.where(branch == "text", p >= a, np.where(branch == "threshold", p >= bar, fixed))
+    out = np.where(branch == "text", p >= a, np.where(branch == "threshold", p >= bar, fixed))
+    for rule in {x for x in branch if x.startswith("rule:")}:
+        bar_r = (rules or {}).get(rule.removeprefix("rule:"))
+        mask = branch == rule
+        out[mask] = False if bar_r is None else (p >= np.where(restricted, bar_r + RESTRICTED_OFFSET, bar_r))[mask]
+    return out
 
 
-def score(rows: pd.DataFrame, a: float, b: float) -> dict[str, float]:
+def rules_report(rows: pd.DataFrame, a: float, b: float) -> pd.DataFrame:
+    """Each named rule's refusals read by the judge at a few bars, against none: the change in the counts."""
+    base = score(rows, a, b)
+    out = []
+    for rule in sorted({x.removeprefix("rule:") for x in rows["branch"] if x.startswith("rule:")}):
+        n = int((rows["branch"] == "rule:" + rule).sum())
+        for bar in (0.35, 0.5, 0.7):
+            got = score(rows, a, b, {rule: bar})
+            out.append({"rule": rule, "refusals": n, "bar": bar,
+                        **{k: int(got[k] - base[k]) for k in ("RefusalAccuracy", "HandledRight", "refuse-acl",
+                                                              "refuse-unanswerable")}})
+    return pd.DataFrame(out)
+
+
+def score(rows: pd.DataFrame, a: float, b: float, rules: Mapping[str, float] | None = None) -> dict[str, float]:
     """Pooled counts and means of ``rows`` under ``(a, b)`` (means over the questions where a measure applies)."""
-    answered = decide(rows, a, b)
+    answered = decide(rows, a, b, rules)
     out: dict[str, float] = {"a": a, "b": b, "questions": len(rows)}
     for m in MEASURES:
         v = np.where(answered, rows[m + "_ans"].to_numpy(float), rows[m + "_ref"].to_numpy(float))
@@ -212,16 +243,18 @@ def logistic_loo(rows: pd.DataFrame) -> dict[str, float]:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    judged = rows[rows["branch"] != "fixed"].copy()
+    in_family = rows["branch"].isin(["text", "threshold"]).to_numpy()
+    judged = rows[in_family].copy()
     judged["text_accepted"] = (judged["branch"] == "text").astype(float)
     x_all = judged[list(FEATURES)].astype(float).fillna(0.0).to_numpy()
     diff = (judged["HandledRight_ans"] - judged["HandledRight_ref"]).to_numpy(float)
-    answered = ~rows["probe_refused"].to_numpy(bool) & (rows["branch"] == "fixed").to_numpy()
-    hr = float(np.where(answered, rows["HandledRight_ans"], rows["HandledRight_ref"])[
-        (rows["branch"] == "fixed").to_numpy()].sum())
-    ra = float(np.where(answered, rows["RefusalAccuracy_ans"], rows["RefusalAccuracy_ref"])[
-        (rows["branch"] == "fixed").to_numpy()].sum())
+    # outside the family: as the probe left them, a named rule's refusal (a --rescue-rules probe) refused
+    answered = decide(rows, 0.0, 1.01)
+    hr = float(np.where(answered, rows["HandledRight_ans"], rows["HandledRight_ref"])[~in_family].sum())
+    ra = float(np.where(answered, rows["RefusalAccuracy_ans"], rows["RefusalAccuracy_ref"])[~in_family].sum())
     sets = judged["set"].to_numpy()
+    if len(np.unique(sets)) < 2:
+        return {"questions": float(len(rows)), "RefusalAccuracy": math.nan, "HandledRight": math.nan}
     for name in np.unique(sets):
         train = (sets != name) & (diff != 0)
         model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
@@ -236,7 +269,7 @@ def logistic_loo(rows: pd.DataFrame) -> dict[str, float]:
 
 def choose_main(args: argparse.Namespace) -> None:
     rows = load_rows(args.rows)
-    pair = choose(rows)
+    pair = choose(rows) if not args.pair else tuple(float(x) for x in args.pair.split(","))
     report: dict[str, object] = {"chosen_pooled": pair}
     corners = {"default": (0.0, 1.01), "rescue": (0.0, 0.35), "judge-like": JUDGE_PROFILE, "chosen": pair}
     report["pooled"] = {k: score(rows, *v) for k, v in corners.items()}
@@ -260,16 +293,23 @@ def choose_main(args: argparse.Namespace) -> None:
         loo_score[tag] = float(np.where(t["answered"], t["RefusalAccuracy_ans"], t["RefusalAccuracy_ref"]).sum())
     report["leave_one_organisation_out"] = loo_score
     report["logistic_leave_one_organisation_out"] = logistic_loo(rows)
+    by_rule = rules_report(rows, *pair)
+    if not by_rule.empty:
+        report["rules"] = by_rule.to_dict("records")
     if args.json:
         print(json.dumps(report))
         return
-    print(f"chosen on all {rows['set'].nunique()} sets pooled: a={pair[0]}, b={pair[1]}")
+    how = "given" if args.pair else f"chosen on all {rows['set'].nunique()} sets pooled"
+    print(f"{how}: a={pair[0]}, b={pair[1]}")
     print(pd.DataFrame(report["pooled"]).T.round(3).to_string())
     print("\neach organisation left out: the pair chosen on the others")
     print(pd.Series({k: f"a={v[0]}, b={v[1]}" for k, v in folds.items()}).to_string())
     print("\nscored on the organisation left out, pooled:", {k: round(v, 3) for k, v in loo_score.items()})
     print("a logistic regression instead of the pair, the same way:",
           {k: round(v, 3) for k, v in report["logistic_leave_one_organisation_out"].items()})
+    if not by_rule.empty:
+        print("\nthe judge also reading one named rule's refusals (change against the chosen pair alone):")
+        print(by_rule.to_string(index=False))
 
 
 def main() -> None:
@@ -280,9 +320,12 @@ def main() -> None:
     p.add_argument("--out", required=True, help="CSV file to append to (sets already in it are skipped)")
     p.add_argument("--judge", default="llama", help="the judge model (default llama)")
     p.add_argument("--memo", default="", help="answer.judge_memo file (verdicts kept across runs)")
+    p.add_argument("--rescue-rules", default="", help="answer.judge_rescue_rules of the probe (the pilot: all)")
     c = sub.add_parser("choose", help="replay the grid from the probe's rows")
     c.add_argument("--rows", required=True, help="the probe's CSV file")
     c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--pair", default="", metavar="A,B", help="replay at this pair instead of the pooled choice "
+                                                             "(the rule table is measured against it)")
     s = sub.add_parser("score", help="answer for real at one pair and print the pooled measures")
     s.add_argument("--data", nargs="+", required=True, help="golden folders (pooled)")
     s.add_argument("--a", type=float, required=True, help="the veto bar (answer.judge_veto_min_yes)")

@@ -256,6 +256,10 @@ class AnswerConfig:
     # below this value (the stacked profile: the text check's verdict is evidence, and the judge needs a low
     # P(yes) to veto an answer or a high one to overturn a threshold refusal); 0 = off.
     judge_veto_min_yes: float = 0.0
+    # In "rescue" mode, the named answerability rules (ragbench.answer.answerability.rule_of: "rare-word",
+    # "type-off-topic", …; comma-separated, or "all") whose refusals the judge also reads, as it reads the threshold
+    # refusals; "" = none (the rescue profile). A pilot of session 38, off everywhere.
+    judge_rescue_rules: str = ""
     # A file that keeps a graded judge's P(yes) per prompt across runs (ragbench.llm.memo); "" = off. A stored value
     # is what the model would give again, so a rerun pays only for the prompts it has not seen.
     judge_memo: str = ""

@@ -335,6 +335,11 @@ _RULES: tuple[tuple[str, str], ...] = (
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
 
+#: The named rules a refusal can come from (:func:`rule_of`), without the thresholds and "other".
+NAMED_RULES: tuple[str, ...] = ("answer-type", "type-off-topic",
+                                *(rule for _, rule in _RULES if rule != "thresholds"))
+
+
 def rule_of(reason: str | None) -> str:
     """The short, stable name of the rule behind a refusal ``reason`` of :func:`assess` (``"thresholds"`` for the
     coverage and similarity bars, ``"answer-type"``, ``"type-off-topic"``, ``"sibling-word"``, …; ``"other"`` for

@@ -25,8 +25,8 @@ from ..llm.signals import contexts, heading_trail, paragraph_headings, salient_t
 from ..schema import Hit, Message, Principal
 from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
-from .answerability import (AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher, assess_answer,
-                            coverage, rule_of)
+from .answerability import (NAMED_RULES, AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher,
+                            assess_answer, coverage, rule_of)
 from .judge import AnswerJudge, Verdict
 from .rerank import QueryLikelihoodReranker
 from .parts import interleave, question_parts
@@ -134,6 +134,16 @@ class Answer:
                 "cited_docnos": self.cited_doc_ids, "judge_p_yes": self.judge_p_yes, "decided_by": self.decided_by}
 
 
+def rescue_rules(spec: str) -> frozenset[str]:
+    """The named rules of ``answer.judge_rescue_rules`` (``all``: every one); an unknown name is a ``ConfigError``."""
+    wanted = {r.strip() for r in spec.split(",") if r.strip()}
+    unknown = wanted - set(NAMED_RULES) - {"all"}
+    if unknown:
+        raise ConfigError(f"answer.judge_rescue_rules names unknown rule(s) {sorted(unknown)}. Fix: use 'all' or "
+                          f"names from {', '.join(NAMED_RULES)}.")
+    return frozenset(NAMED_RULES) if "all" in wanted else frozenset(wanted)
+
+
 def answer_route(check: AnswerabilityReport | None, cfg: AnswerConfig) -> str:
     """How an answer the check accepted passed it (:attr:`Answer.decided_by`): ``check:parts`` when the whole
     question was refused and a part answered, else ``check:coverage`` when soft coverage reaches
@@ -189,6 +199,7 @@ class AnsweringService:
         self._quarantine: Quarantine | None = None
         self._matcher: WordMatcher | None = None
         self._ranker: ChatModel | None = None  # the extractive reader that ranks sentences for the rescue judge
+        self._rescue_rules = rescue_rules(self.cfg.judge_rescue_rules)
         self.judge = AnswerJudge(judge, self.prompts, self.cfg.judge_min_yes) if judge is not None else None
         # ``reranker``: a local model that scores tokens (answer.rerank); ``rerank_cache`` keeps its scores.
         self.reranker = (QueryLikelihoodReranker(reranker, self.prompts, rerank_cache)
@@ -608,7 +619,8 @@ class AnsweringService:
             # similarity thresholds: mostly paraphrases); a refusal with a named reason stands, and so does this one
             # when the judge fails.
             rescued = False
-            if judge is not None and self.cfg.judge_mode == "rescue" and check.on_thresholds:
+            if judge is not None and self.cfg.judge_mode == "rescue" and (check.on_thresholds
+                                                                            or self.rescues_rule(check)):
                 if self.cfg.rescue_sentences > 0:
                     reread, p_yes = self.rescue_by_sentence(
                         judge, question, asked, hits, who, base.get("restricted_gap", 0.0) > 0,
@@ -654,6 +666,10 @@ class AnsweringService:
                       context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
                       sentences=report.sentences, answerability=check, judge_p_yes=p_yes, decided_by=decided_by,
                       **tokens, **base)
+
+    def rescues_rule(self, check: AnswerabilityReport) -> bool:
+        """Whether the rescue judge also reads this refusal of a named rule (``answer.judge_rescue_rules``)."""
+        return rule_of(check.reason) in self._rescue_rules
 
     def route(self, check: AnswerabilityReport | None) -> str:
         """How an answer the check accepted passed it (:attr:`Answer.decided_by`; :func:`answer_route`)."""

@@ -384,6 +384,42 @@ def test_the_stacked_judge_vetoes_a_text_answer_below_its_bar_and_rescues_above_
         assert recs["g001"]["refusal_reason"] == "judge-rejected"
 
 
+@pytest.mark.parametrize("rules, read", [("type-off-topic", ["g008", "g064"]), ("all", ["g008", "g025", "g064"]),
+                                         ("", ["g064"])])
+def test_the_rescue_judge_reads_the_refusals_of_the_named_rules_it_is_given(golden, monkeypatch, rules, read):
+    """``answer.judge_rescue_rules``: g008 (type-off-topic) and g025 (absent-name) are refused by named rules; the
+    rescue judge reads them only when their rule is listed, and answers what it accepts; the threshold refusal
+    g064 is read either way; g001 is answered by the text check and never read."""
+    import pandas as pd
+
+    import ragbench.llm as llm
+
+    judge = ConstantJudge(1.0)
+    real = llm.make_chat_model
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: judge if spec == "stub" else real(spec, **kw))
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.judge_rescue_rules": rules})
+    systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"])
+    qids = ["g001", "g008", "g025", "g064"]
+    recs = {r["qid"]: r for r in systems["answer-rescue-stub"](pd.DataFrame({"qid": qids, "query": ["x"] * 4}))}
+    assert len(judge.prompts) == len(read)
+    assert [q for q in qids if recs[q]["decided_by"] == "judge-rescue"] == read
+    assert [q for q in qids if recs[q]["refused"]] == [q for q in ("g008", "g025") if q not in read]
+
+
+def test_an_unknown_rule_in_judge_rescue_rules_is_a_config_error_naming_it(golden, monkeypatch):
+    import pandas as pd
+
+    import ragbench.llm as llm
+
+    real = llm.make_chat_model
+    monkeypatch.setattr(llm, "make_chat_model",
+                        lambda spec, **kw: ConstantJudge(1.0) if spec == "stub" else real(spec, **kw))
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.judge_rescue_rules": "rare-word,typo-rule"})
+    with pytest.raises(ConfigError, match=r"unknown rule\(s\) \['typo-rule'\].*Fix: use 'all'"):
+        systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"])
+        systems["answer-rescue-stub"](pd.DataFrame({"qid": ["g008"], "query": ["x"]}))
+
+
 class SentenceJudge(ConstantJudge):
     """A graded judge whose P(yes) is the largest of ``words``' values found in the TEXT (0.1 when none is)."""
 
