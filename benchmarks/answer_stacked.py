@@ -74,7 +74,8 @@ def probe(args: argparse.Namespace) -> None:
     cfg = answer_config(None, "dense")
     # Every threshold refusal is rescued and every text answer read, so any pair can be replayed from the rows.
     overrides = {**stacked_overrides(args.judge, PROBE_BAR, PROBE_BAR, args.memo),
-                 "answer.judge_min_yes_restricted": PROBE_BAR, "answer.judge_rescue_rules": args.rescue_rules}
+                 "answer.judge_min_yes_restricted": PROBE_BAR, "answer.judge_rescue_rules": args.rescue_rules,
+                 "answer.judge_rules_min_yes": PROBE_BAR}
     pcfg = with_overrides(cfg, overrides)
     embedder = make_embedder(cfg.embedding)
     out = Path(args.out)

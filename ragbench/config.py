@@ -256,10 +256,12 @@ class AnswerConfig:
     # below this value (the stacked profile: the text check's verdict is evidence, and the judge needs a low
     # P(yes) to veto an answer or a high one to overturn a threshold refusal); 0 = off.
     judge_veto_min_yes: float = 0.0
-    # In "rescue" mode, the named answerability rules (ragbench.answer.answerability.rule_of: "rare-word",
-    # "type-off-topic", …; comma-separated, or "all") whose refusals the judge also reads, as it reads the threshold
-    # refusals; "" = none (the rescue profile). A pilot of session 38, off everywhere.
+    # In "rescue" or "verdict" mode, the named answerability rules (ragbench.answer.answerability.rule_of:
+    # "rare-word", "type-off-topic", …; comma-separated, or "all") whose refusals the judge also reads, answering
+    # one when P(yes) reaches judge_rules_min_yes (+0.05 when the index's best chunk is restricted); "" = none.
+    # Session 38: only "type-off-topic" at 0.5 gained, on five blind sets and then on eight others; off everywhere.
     judge_rescue_rules: str = ""
+    judge_rules_min_yes: float = 0.5
     # A file that keeps a graded judge's P(yes) per prompt across runs (ragbench.llm.memo); "" = off. A stored value
     # is what the model would give again, so a rerun pays only for the prompts it has not seen.
     judge_memo: str = ""
@@ -431,7 +433,7 @@ FIELD_RANGES.update({
     "answer.answerability_rare_zipf": "[0, 8]",
     "answer.answerability_sibling_zipf": "[0, 8]",
     "answer.judge_min_yes": "[0, 1]", "answer.judge_min_yes_restricted": "[0, 1]",
-    "answer.judge_veto_min_yes": "[0, 1]",
+    "answer.judge_veto_min_yes": "[0, 1]", "answer.judge_rules_min_yes": "[0, 1]",
     "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",
     "answer.restricted_gap": "[0, 1]",
     "answer.llm_timeout": "(0, inf)", "answer.llm_max_retries": "[0, inf)", "answer.daily_limit_usd": "[0, inf)",

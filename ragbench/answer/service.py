@@ -134,6 +134,11 @@ class Answer:
                 "cited_docnos": self.cited_doc_ids, "judge_p_yes": self.judge_p_yes, "decided_by": self.decided_by}
 
 
+#: How much surer the judge must be to overturn a named rule when the whole index's best chunk is one the asker may
+#: not read (as the rescue profile's pair, 0.35 / 0.40).
+RESTRICTED_RULE_MARGIN = 0.05
+
+
 def rescue_rules(spec: str) -> frozenset[str]:
     """The named rules of ``answer.judge_rescue_rules`` (``all``: every one); an unknown name is a ``ConfigError``."""
     wanted = {r.strip() for r in spec.split(",") if r.strip()}
@@ -619,8 +624,15 @@ class AnsweringService:
             # similarity thresholds: mostly paraphrases); a refusal with a named reason stands, and so does this one
             # when the judge fails.
             rescued = False
-            if judge is not None and self.cfg.judge_mode == "rescue" and (check.on_thresholds
-                                                                            or self.rescues_rule(check)):
+            if judge is not None and self.cfg.judge_mode in ("rescue", "verdict") and self.rescues_rule(check):
+                # A named rule the judge may overturn (answer.judge_rescue_rules), at its own, surer bar.
+                bar = self.cfg.judge_rules_min_yes
+                if base.get("restricted_gap", 0.0) > 0:
+                    bar = min(1.0, bar + RESTRICTED_RULE_MARGIN)
+                verdict = judge.judge(asked, [s.sentence.text for s in report.sentences], contexts, bar)
+                p_yes = verdict.p_yes
+                rescued = verdict.accepted and verdict.error is None
+            elif judge is not None and self.cfg.judge_mode == "rescue" and check.on_thresholds:
                 if self.cfg.rescue_sentences > 0:
                     reread, p_yes = self.rescue_by_sentence(
                         judge, question, asked, hits, who, base.get("restricted_gap", 0.0) > 0,

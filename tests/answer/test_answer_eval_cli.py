@@ -406,6 +406,29 @@ def test_the_rescue_judge_reads_the_refusals_of_the_named_rules_it_is_given(gold
     assert [q for q in qids if recs[q]["refused"]] == [q for q in ("g008", "g025") if q not in read]
 
 
+@pytest.mark.parametrize("p_yes", [0.4, 0.6])
+def test_the_judge_profile_reads_a_listed_rules_refusals_at_its_own_bar(golden, monkeypatch, p_yes):
+    """The judge profile (verdict mode) with ``answer.judge_rescue_rules`` = absent-name: g025's absent-name refusal
+    is read at ``answer.judge_rules_min_yes`` (0.5); g008 and g064 pass the check there (the profile drops the
+    thresholds and the type bar) and are judged at the profile's 0.35."""
+    import pandas as pd
+
+    import ragbench.llm as llm
+
+    judge = ConstantJudge(p_yes)
+    real = llm.make_chat_model
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: judge if spec == "stub" else real(spec, **kw))
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.judge_rescue_rules": "absent-name"})
+    systems = golden_answer_systems(golden, cfg, {}, judges=["stub"])
+    qids = ["g008", "g025", "g064"]
+    recs = {r["qid"]: r for r in systems["answer-judge-stub"](pd.DataFrame({"qid": qids, "query": ["x"] * 3}))}
+    assert len(judge.prompts) == 3
+    got = [(recs[q]["refused"], recs[q]["decided_by"]) for q in qids]
+    assert got == [(False, "judge-verdict"),
+                   (p_yes < 0.5, "judge-rescue" if p_yes >= 0.5 else "check:absent-name"),
+                   (False, "judge-verdict")]
+
+
 def test_an_unknown_rule_in_judge_rescue_rules_is_a_config_error_naming_it(golden, monkeypatch):
     import pandas as pd
 
