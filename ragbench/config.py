@@ -253,7 +253,7 @@ class AnswerConfig:
     # it when the judge accepts (every other answer and refusal is the text check's).
     judge_mode: Literal["verdict", "rerank", "rescue"] = "verdict"
     # In "rescue" mode, the judge also reads every answer the text check accepted and refuses it when P(yes) is
-    # below this value (the stacked profile: the text check's verdict is evidence, and the judge needs a low
+    # below this value (the stacked judge: the text check's verdict is evidence, and the judge needs a low
     # P(yes) to veto an answer or a high one to overturn a threshold refusal); 0 = off.
     judge_veto_min_yes: float = 0.0
     # In "rescue" or "verdict" mode, the named answerability rules (ragbench.answer.answerability.rule_of:

@@ -621,8 +621,8 @@ class AnsweringService:
         p_yes: float | None = None
         if check is not None and not check.answerable:
             # The rescue judge gives a second opinion on what word overlap alone refused (the coverage and
-            # similarity thresholds: mostly paraphrases); a refusal with a named reason stands, and so does this one
-            # when the judge fails.
+            # similarity thresholds: mostly paraphrases); a refusal with a named reason stands unless its rule is
+            # listed in answer.judge_rescue_rules, and any refusal stands when the judge fails.
             rescued = False
             if judge is not None and self.cfg.judge_mode in ("rescue", "verdict") and self.rescues_rule(check):
                 # A named rule the judge may overturn (answer.judge_rescue_rules), at its own, surer bar.
@@ -664,7 +664,7 @@ class AnsweringService:
         else:
             decided_by = self.route(check)
             if judge is not None and self.cfg.judge_mode == "rescue" and self.cfg.judge_veto_min_yes > 0:
-                # The stacked profile: an answer the text check accepted stands unless the judge is sure it does
+                # The stacked judge: an answer the text check accepted stands unless the judge is sure it does
                 # not answer (a failing judge vetoes nothing).
                 verdict = judge.judge(asked, [s.sentence.text for s in report.sentences], contexts,
                                       self.cfg.judge_veto_min_yes)
