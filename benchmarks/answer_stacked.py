@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ragbench.answer.answerability import NAMED_RULES
+from ragbench.answer.judge import RESTRICTED_MARGIN as RESTRICTED_OFFSET
 from ragbench.config import with_overrides
 from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store, score_answers
 from ragbench.eval.golden import load_golden
@@ -49,7 +50,6 @@ PROBE_BAR = 1e-9
 VETO_GRID = tuple(round(x, 2) for x in np.arange(0.0, 0.601, 0.05))
 RESCUE_GRID = tuple(round(x, 2) for x in np.arange(0.0, 1.001, 0.05)) + (1.01,)
 JUDGE_PROFILE = (0.35, 0.35)
-RESTRICTED_OFFSET = 0.05
 MEASURES = ("RefusalAccuracy", "HandledRight", "FactInAnswer", "CitationPrecision", "AnyCorrectCitation",
             "LeakedDocs", "SecretInAnswer", "InjectionQuoted")
 
@@ -103,9 +103,7 @@ def probe(args: argparse.Namespace) -> None:
                 branch = "fixed"
             elif rule in NAMED_RULES and plain[q.qid].refused:
                 branch = "rule:" + rule
-            elif a.refused and a.decided_by.startswith("check:"):
-                branch = "threshold"
-            elif a.decided_by == "judge-rescue":
+            elif (a.refused and a.decided_by.startswith("check:")) or a.decided_by == "judge-rescue":
                 branch = "threshold"
             else:
                 branch = "text"

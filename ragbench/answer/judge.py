@@ -80,6 +80,9 @@ JUDGE_MIN_YES_RESTRICTED = 0.45
 #: refusals): 0.35 / 0.40 is among the choices of every fold, each golden set left out (docs/answers.md, session 23).
 RESCUE_MIN_YES = 0.35
 RESCUE_MIN_YES_RESTRICTED = 0.40
+#: How much surer the judge must be to overturn a named rule (``answer.judge_rules_min_yes``) or, in the stacked
+#: benchmark, a threshold refusal when the index's best chunk is one the asker may not read: the rescue pair's step.
+RESTRICTED_MARGIN = 0.05
 
 
 def judge_overrides(model: str) -> dict[str, object]:

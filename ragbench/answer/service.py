@@ -27,7 +27,7 @@ from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
 from .answerability import (NAMED_RULES, AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher,
                             assess_answer, coverage, rule_of)
-from .judge import AnswerJudge, Verdict
+from .judge import RESTRICTED_MARGIN, AnswerJudge, Verdict
 from .rerank import QueryLikelihoodReranker
 from .parts import interleave, question_parts
 from ..llm.quarantine import Quarantine
@@ -132,11 +132,6 @@ class Answer:
                 "context_tokens": self.context_tokens, "refusal_reason": self.refusal_reason,
                 "model_id": self.model_id, "retrieval_mode": self.retrieval_mode,
                 "cited_docnos": self.cited_doc_ids, "judge_p_yes": self.judge_p_yes, "decided_by": self.decided_by}
-
-
-#: How much surer the judge must be to overturn a named rule when the whole index's best chunk is one the asker may
-#: not read (as the rescue profile's pair, 0.35 / 0.40).
-RESTRICTED_RULE_MARGIN = 0.05
 
 
 def rescue_rules(spec: str) -> frozenset[str]:
@@ -609,14 +604,17 @@ class AnsweringService:
                                    restricted_terms=set().union(*restricted)
                                    if self._reads_restricted_terms else None)
 
-        def verdict_on_answer(judge: AnswerJudge) -> Verdict:
+        outranked = base.get("restricted_gap", 0.0) > 0  # the index's best chunk is one the asker may not read
+
+        def verdict_on_answer(judge: AnswerJudge, bar: float | None = None) -> Verdict:
             # The standalone form: a follow-up ("And for a weekend night?") is judged with its carried subject.
-            # A better match the asker may not read (the restricted gap, above 0) asks for a surer verdict.
-            restricted = base.get("restricted_gap", 0.0) > 0
+            # A better match the asker may not read (the restricted gap, above 0) asks for a surer verdict; ``bar``
+            # (the veto's, a named rule's) replaces the judge's own.
+            if bar is None and outranked:
+                bar = self.cfg.judge_min_yes_restricted
             # The judge reads the evidence the text check reads: each sentence's title, headings and table header
             # ("| Stay | Drive-up price |" says what "| Up to 24 hours | £19.00 |" prices).
-            return judge.judge(asked, [s.sentence.text for s in report.sentences], contexts,
-                               self.cfg.judge_min_yes_restricted if restricted else None)
+            return judge.judge(asked, [s.sentence.text for s in report.sentences], contexts, bar)
 
         p_yes: float | None = None
         if check is not None and not check.answerable:
@@ -624,18 +622,17 @@ class AnsweringService:
             # similarity thresholds: mostly paraphrases); a refusal with a named reason stands unless its rule is
             # listed in answer.judge_rescue_rules, and any refusal stands when the judge fails.
             rescued = False
-            if judge is not None and self.cfg.judge_mode in ("rescue", "verdict") and self.rescues_rule(check):
+            if (judge is not None and self.cfg.judge_mode in ("rescue", "verdict")
+                    and rule_of(check.reason) in self._rescue_rules):
                 # A named rule the judge may overturn (answer.judge_rescue_rules), at its own, surer bar.
                 bar = self.cfg.judge_rules_min_yes
-                if base.get("restricted_gap", 0.0) > 0:
-                    bar = min(1.0, bar + RESTRICTED_RULE_MARGIN)
-                verdict = judge.judge(asked, [s.sentence.text for s in report.sentences], contexts, bar)
+                verdict = verdict_on_answer(judge, min(1.0, bar + RESTRICTED_MARGIN) if outranked else bar)
                 p_yes = verdict.p_yes
                 rescued = verdict.accepted and verdict.error is None
             elif judge is not None and self.cfg.judge_mode == "rescue" and check.on_thresholds:
                 if self.cfg.rescue_sentences > 0:
                     reread, p_yes = self.rescue_by_sentence(
-                        judge, question, asked, hits, who, base.get("restricted_gap", 0.0) > 0,
+                        judge, question, asked, hits, who, outranked,
                         set().union(*restricted) if self._reads_restricted_terms else None)
                     if reread is not None:  # the answer quotes the sentence the judge accepted
                         text, report, reread_check = reread
@@ -666,8 +663,7 @@ class AnsweringService:
             if judge is not None and self.cfg.judge_mode == "rescue" and self.cfg.judge_veto_min_yes > 0:
                 # The stacked judge: an answer the text check accepted stands unless the judge is sure it does
                 # not answer (a failing judge vetoes nothing).
-                verdict = judge.judge(asked, [s.sentence.text for s in report.sentences], contexts,
-                                      self.cfg.judge_veto_min_yes)
+                verdict = verdict_on_answer(judge, self.cfg.judge_veto_min_yes)
                 p_yes = verdict.p_yes
                 if not verdict.accepted and verdict.error is None:
                     refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
@@ -678,10 +674,6 @@ class AnsweringService:
                       context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),
                       sentences=report.sentences, answerability=check, judge_p_yes=p_yes, decided_by=decided_by,
                       **tokens, **base)
-
-    def rescues_rule(self, check: AnswerabilityReport) -> bool:
-        """Whether the rescue judge also reads this refusal of a named rule (``answer.judge_rescue_rules``)."""
-        return rule_of(check.reason) in self._rescue_rules
 
     def route(self, check: AnswerabilityReport | None) -> str:
         """How an answer the check accepted passed it (:attr:`Answer.decided_by`; :func:`answer_route`)."""
