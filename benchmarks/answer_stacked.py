@@ -123,12 +123,14 @@ def probe(args: argparse.Namespace) -> None:
               file=sys.stderr, flush=True)
 
 
-def stacked_overrides(judge: str, a: float, b: float, memo: str = "") -> dict[str, object]:
-    """Config overrides of the stacked judge at ``(a, b)``: the rescue profile with a veto."""
+def stacked_overrides(judge: str, a: float, b: float, memo: str = "", rules: str = "") -> dict[str, object]:
+    """Config overrides of the stacked judge at ``(a, b)``: the rescue profile with a veto, its judge reading the
+    refusals of the named ``rules`` (none by default, as measured in session 38; the profile itself reads
+    type-off-topic since session 39)."""
     from ragbench.answer.judge import rescue_overrides
 
     out = {**rescue_overrides(judge), "answer.judge_veto_min_yes": a, "answer.judge_min_yes": b,
-           "answer.judge_min_yes_restricted": min(1.0, b + RESTRICTED_OFFSET)}
+           "answer.judge_min_yes_restricted": min(1.0, b + RESTRICTED_OFFSET), "answer.judge_rescue_rules": rules}
     if memo:
         out["answer.judge_memo"] = memo
     return out
@@ -141,7 +143,7 @@ def score_main(args: argparse.Namespace) -> None:
     from ragbench.retrieval.embedding import make_embedder
 
     cfg = answer_config(None, "dense")
-    scfg = with_overrides(cfg, stacked_overrides(args.judge, args.a, args.b, args.memo))
+    scfg = with_overrides(cfg, stacked_overrides(args.judge, args.a, args.b, args.memo, args.rescue_rules))
     embedder = make_embedder(cfg.embedding)
     tables = []
     for name, folder in zip(set_names(args.data), args.data, strict=True):
@@ -331,6 +333,7 @@ def main() -> None:
     s.add_argument("--b", type=float, required=True, help="the rescue bar (answer.judge_min_yes)")
     s.add_argument("--judge", default="llama", help="the judge model (default llama)")
     s.add_argument("--memo", default="", help="answer.judge_memo file")
+    s.add_argument("--rescue-rules", default="", help="answer.judge_rescue_rules (default none, as in session 38)")
     args = ap.parse_args()
     {"probe": probe, "choose": choose_main, "score": score_main}[args.command](args)
 

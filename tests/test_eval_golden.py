@@ -124,8 +124,11 @@ def test_answer_phase_progress_is_on_stderr_and_quiet_silences_it(tmp_path, caps
     from tqdm.auto import tqdm
 
     calls: list[tuple[bool, int]] = []
+    named: list[list[str]] = []
 
-    def answer_systems(golden, cfg, retrievers, models=(), judges=(), rescues=()):
+    def answer_systems(golden, cfg, retrievers, models=(), judges=(), rescues=(), user_set=()):
+        named.append(list(user_set))  # the --set keys, which a judge or rescue profile leaves alone
+
         def system(queries, show_progress=False):
             calls.append((show_progress, len(queries)))
             return [{"qid": qid, "refused": True, "citations": [], "answer": ""}
@@ -142,6 +145,7 @@ def test_answer_phase_progress_is_on_stderr_and_quiet_silences_it(tmp_path, caps
 
     n = len(load_golden().questions)
     assert calls == [(not quiet, n)]
+    assert named == [["embedding.model", "embedding.cache"]]
     if quiet:
         assert "answers" not in captured.err and "it/s" not in captured.err and "%|" not in captured.err
     else:
@@ -186,7 +190,7 @@ def test_each_answer_system_is_tested_against_answer(tmp_path, capsys, monkeypat
 
     golden = load_golden()
 
-    def answer_systems(golden_, cfg, retrievers, models=(), judges=(), rescues=()):
+    def answer_systems(golden_, cfg, retrievers, models=(), judges=(), rescues=(), user_set=()):
         def answering(queries):
             return [{"qid": qid, "refused": False, "citations": [], "answer": "No idea."} for qid in queries["qid"]]
 

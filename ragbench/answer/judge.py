@@ -29,9 +29,10 @@ asker may not read (``answer.judge_min_yes_restricted``): both are leave-one-set
 
 :func:`rescue_overrides` is the *rescue profile* (``--rescue NAME``): the default text check decides with all its
 thresholds, and the judge reads only the answers it refused on coverage and similarity (mostly paraphrases), with
-its own pair of thresholds (``RESCUE_MIN_YES``, ``RESCUE_MIN_YES_RESTRICTED``). On the twelve golden sets it asks the
-model about one question in six of those the judge profile asks about (docs/answers.md). ``answer.rescue_sentences``
-(off in the profile) has it read the reader's best-ranked sentences one at a time instead
+its own pair of thresholds (``RESCUE_MIN_YES``, ``RESCUE_MIN_YES_RESTRICTED``), and those the answer-type rule refused
+on the question's topic (``RESCUE_RULES``, at ``answer.judge_rules_min_yes``; session 39). On the twelve golden sets
+it asks the model about one question in six of those the judge profile asks about (docs/answers.md).
+``answer.rescue_sentences`` (off in the profile) has it read the reader's best-ranked sentences one at a time instead
 (:meth:`~ragbench.answer.service.AnsweringService.rescue_by_sentence`).
 """
 from __future__ import annotations
@@ -80,6 +81,8 @@ JUDGE_MIN_YES_RESTRICTED = 0.45
 #: refusals): 0.35 / 0.40 is among the choices of every fold, each golden set left out (docs/answers.md, session 23).
 RESCUE_MIN_YES = 0.35
 RESCUE_MIN_YES_RESTRICTED = 0.40
+#: The named rules whose refusals the rescue profile's judge also reads (``answer.judge_rescue_rules``).
+RESCUE_RULES = "type-off-topic"
 #: How much surer the judge must be to overturn a named rule (``answer.judge_rules_min_yes``) or, in the stacked
 #: benchmark, a threshold refusal when the index's best chunk is one the asker may not read: the rescue pair's step.
 RESTRICTED_MARGIN = 0.05
@@ -101,9 +104,14 @@ def rescue_overrides(model: str) -> dict[str, object]:
     """Config overrides of the *rescue profile*: the default text check decides, and chat model ``model`` is asked
     only about an answer the check refused on its coverage and similarity thresholds (``answer.judge_mode`` =
     ``rescue``), which it answers when P(yes) reaches ``RESCUE_MIN_YES`` (``RESCUE_MIN_YES_RESTRICTED`` when the
-    index's best chunk is one the asker may not read)."""
+    index's best chunk is one the asker may not read), and about one the rules of ``RESCUE_RULES`` refused, which it
+    answers at ``answer.judge_rules_min_yes``."""
+    # The judge also reads the answer-type rule's refusals on the question's topic, at its own bar
+    # (answer.judge_rules_min_yes): chosen on five blind sets, it passed tests fixed in advance on eight others and on
+    # marramby (docs/answers.md, sessions 38 and 39); no other named rule gained.
     return {"answer.judge": model, "answer.judge_mode": "rescue", "answer.judge_min_yes": RESCUE_MIN_YES,
-            "answer.judge_min_yes_restricted": RESCUE_MIN_YES_RESTRICTED}
+            "answer.judge_min_yes_restricted": RESCUE_MIN_YES_RESTRICTED,
+            "answer.judge_rescue_rules": RESCUE_RULES}
 
 
 def profile_overrides(judge: str | None, rescue: str | None) -> dict[str, object]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import Output, add_common_options, add_model_option, add_retriever_option, load_cfg
+from ._common import Output, add_common_options, add_model_option, add_retriever_option, load_cfg, parse_sets
 
 EXPERIMENT = "ragbench-ask"
 
@@ -52,7 +52,7 @@ def service_for(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
     return open_service(load_cfg(args), args.principal, mode=args.retriever, model=args.model, store=args.store,
                         data=args.data, principals=args.principals, tenant=args.tenant, judge=args.judge,
-                        rescue=args.rescue)
+                        rescue=args.rescue, user_set=list(parse_sets(args.set)))
 
 
 def answer_lines(answer: Any) -> list[str]:

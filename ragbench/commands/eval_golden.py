@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import (Output, add_common_options, add_k_option, add_model_option, add_retriever_option, load_cfg,
-                      show_progress)
+                      parse_sets, show_progress)
 
 DEFAULT_MODES = ("bm25", "dense", "lsh", "hybrid")
 
@@ -63,7 +63,8 @@ def main(args: argparse.Namespace) -> int:
                                    answers=not args.no_answers,
                                    models=[args.model] if args.model and args.model != "extractive" else [],
                                    judges=[args.judge] if args.judge else [],
-                                   rescues=[args.rescue] if args.rescue else [])
+                                   rescues=[args.rescue] if args.rescue else [],
+                                   user_set=list(parse_sets(args.set)))  # --set wins over a profile
     folders = list(args.data or [])
     if len(folders) > 1:
         pooled = run_golden_sets(folders, args.retriever, args.k, args.seed, args.out, cfg, **options)

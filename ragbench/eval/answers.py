@@ -28,7 +28,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, MutableMapping, Sequence
+from typing import Any, Callable, Collection, Mapping, MutableMapping, Sequence
 
 import pandas as pd
 
@@ -354,12 +354,15 @@ def system_name(model: str | None = None, judge: str | None = None, rescue: str 
     return "answer" if not model or model == "extractive" else f"answer-{model}"
 
 
-def judge_config(cfg: RagbenchConfig, judge: str | None, rescue: str | None = None) -> RagbenchConfig:
+def judge_config(cfg: RagbenchConfig, judge: str | None, rescue: str | None = None,
+                 user_set: Collection[str] = ()) -> RagbenchConfig:
     """``cfg`` under the judge profile with chat model ``judge`` (:func:`ragbench.answer.judge.judge_overrides`),
-    or under the rescue profile with chat model ``rescue`` (:func:`ragbench.answer.judge.rescue_overrides`)."""
+    or under the rescue profile with chat model ``rescue`` (:func:`ragbench.answer.judge.rescue_overrides`). The
+    fields named in ``user_set`` (the ``--set`` keys) keep ``cfg``'s values: the user's own setting wins over a
+    profile's, as in ``ragbench serve``."""
     from ..answer.judge import profile_overrides
 
-    overrides = profile_overrides(judge, rescue)
+    overrides = {k: v for k, v in profile_overrides(judge, rescue).items() if k not in set(user_set)}
     return with_overrides(cfg, overrides) if overrides else cfg
 
 
@@ -396,11 +399,12 @@ def answer_records(golden: Any, service: Any, qids: Sequence[str], chunk_doc: Ma
 
 def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any],
                           models: Sequence[str] = (), judges: Sequence[str] = (),
-                          rescues: Sequence[str] = ()) -> dict[str, Callable]:
+                          rescues: Sequence[str] = (), user_set: Collection[str] = ()) -> dict[str, Callable]:
     """Answer systems for :func:`ragbench.eval.harness.experiment`: ``answer`` (the configured reader, extractive
     by default), one ``answer-<model>`` per extra chat model in ``models``, one ``answer-judge-<judge>`` per
     judge in ``judges`` (the judge profile) and one ``answer-rescue-<model>`` per model in ``rescues`` (the rescue
-    profile), each over its own sentence-chunked store in :data:`ANSWER_MODE`
+    profile; ``user_set``: the ``--set`` keys a profile leaves alone), each over its own sentence-chunked store in
+    :data:`ANSWER_MODE`
     (reusing the embedder of the given dense retriever). Their records carry LeakedDocs, FactInAnswer,
     SecretInAnswer and InjectionQuoted per question."""
     from ..retrieval.retriever import vector_part
@@ -415,7 +419,7 @@ def golden_answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[
 
     def make(model: str | None, judge: str | None = None,
              rescue: str | None = None) -> Callable[[pd.DataFrame], list[dict[str, Any]]]:
-        mcfg = judge_config(model_config(acfg, model), judge, rescue)
+        mcfg = judge_config(model_config(acfg, model), judge, rescue, user_set)
 
         def system(queries: pd.DataFrame, show_progress: bool = False) -> list[dict[str, Any]]:
             emb = embedder

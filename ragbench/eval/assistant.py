@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
+from collections.abc import Collection
 from typing import Any
 
 from ..config import RagbenchConfig
@@ -34,7 +35,7 @@ def default_store(data_hash: str, cfg: RagbenchConfig) -> Path:
 def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None, model: str | None = None,
                  store: str | None = None, data: str | None = None, principals: str | None = None,
                  tenant: str | None = None, judge: str | None = None,
-                 rescue: str | None = None) -> tuple[Any, Any, RagbenchConfig]:
+                 rescue: str | None = None, user_set: Collection[str] = ()) -> tuple[Any, Any, RagbenchConfig]:
     """``(service, principal, cfg)``: the :class:`~ragbench.answer.AnsweringService` these options describe, the
     :class:`~ragbench.schema.Principal` named ``principal`` (an unknown one raises ``PermissionDenied`` before any
     work) and the configuration actually used (``cfg`` with the answer settings of ``mode`` and ``model``).
@@ -43,7 +44,8 @@ def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None
     ``answer.chat_model``), ``data`` the golden folder (default: the bundled one), ``tenant`` the budget tenant,
     ``judge`` a chat model for the judge profile (:func:`ragbench.answer.judge.judge_overrides`; ``answer.judge``
     alone adds the judge on the configured thresholds), ``rescue`` one for the rescue profile
-    (:func:`ragbench.answer.judge.rescue_overrides`). The caller closes ``service.store``."""
+    (:func:`ragbench.answer.judge.rescue_overrides`); ``user_set`` the ``--set`` keys, which keep their values under
+    either profile. The caller closes ``service.store``."""
     from ..answer import AnsweringService, BudgetLedger, PrincipalRegistry
     from ..config import with_overrides
     from ..llm import make_chat_model, make_token_scorer
@@ -57,7 +59,7 @@ def open_service(cfg: RagbenchConfig, principal: str, *, mode: str | None = None
     cfg = answer_config(cfg, mode)
     if model:
         cfg = with_overrides(cfg, {"answer.chat_model": model})
-    cfg = judge_config(cfg, judge, rescue)
+    cfg = judge_config(cfg, judge, rescue, user_set)
     golden = load_golden(data or DEFAULT_FOLDER) if store is None or principals is None else None
     if principals:
         registry = PrincipalRegistry.from_yaml(principals)

@@ -11,7 +11,7 @@ the tables the command prints.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -91,13 +91,14 @@ def build_retrievers(golden: Any, cfg: RagbenchConfig, modes: Sequence[str], emb
 
 def answer_systems(golden: Any, cfg: RagbenchConfig, retrievers: Mapping[str, Any],
                    models: Sequence[str] = (), judges: Sequence[str] = (),
-                   rescues: Sequence[str] = ()) -> dict[str, Callable]:
+                   rescues: Sequence[str] = (), user_set: Collection[str] = ()) -> dict[str, Callable]:
     """The grounded-answer systems scored next to the retrievers (:mod:`ragbench.eval.answers`): ``answer``,
     one ``answer-<model>`` per extra chat model, one ``answer-judge-<judge>`` per judge (the judge profile) and one
-    ``answer-rescue-<model>`` per rescue judge (the rescue profile)."""
+    ``answer-rescue-<model>`` per rescue judge (the rescue profile), whose settings give way to the ``--set`` keys
+    in ``user_set``."""
     from .answers import golden_answer_systems
 
-    return dict(golden_answer_systems(golden, cfg, retrievers, models, judges, rescues))
+    return dict(golden_answer_systems(golden, cfg, retrievers, models, judges, rescues, user_set))
 
 
 def default_run_dir(kind: str = "golden") -> Path:
@@ -125,11 +126,13 @@ def run_golden(data: str | Path | GoldenSet | None = None, modes: Sequence[str] 
                seed: int = 0, out: str | Path | None = None, cfg: RagbenchConfig | None = None,
                log_mlflow: bool = True, experiment_name: str = EXPERIMENT, tracking_timeout: float | None = 10,
                embedder: Any = None, show_progress: bool = False, answers: bool = True,
-               models: Sequence[str] = (), judges: Sequence[str] = (), rescues: Sequence[str] = ()) -> GoldenEval:
+               models: Sequence[str] = (), judges: Sequence[str] = (), rescues: Sequence[str] = (),
+               user_set: Collection[str] = ()) -> GoldenEval:
     """The whole golden evaluation (module doc) of the golden folder ``data`` (or a set already loaded from one);
     ``answers=False`` scores retrieval only; ``models`` adds an ``answer-<model>`` system per chat model, ``judges``
     an ``answer-judge-<judge>`` system per judge (the judge profile) and ``rescues`` an ``answer-rescue-<model>``
-    system per rescue judge, next to the default ``answer``."""
+    system per rescue judge, next to the default ``answer``; ``user_set`` names the config fields the user set
+    (``--set``), which the profiles leave as they are."""
     from .golden import DEFAULT_FOLDER, GoldenSet, load_golden
 
     cfg = cfg or RagbenchConfig()
@@ -144,7 +147,7 @@ def run_golden(data: str | Path | GoldenSet | None = None, modes: Sequence[str] 
     golden = data if isinstance(data, GoldenSet) else load_golden(data or DEFAULT_FOLDER)
     retrievers = build_retrievers(golden, cfg, modes, embedder, show_progress)
     systems: dict[str, Any] = dict(retrievers)
-    extra = answer_systems(golden, cfg, retrievers, models, judges, rescues) if answers else {}
+    extra = answer_systems(golden, cfg, retrievers, models, judges, rescues, user_set) if answers else {}
     systems.update(extra)
     baselines = golden_baselines([*retrievers, *extra])
     run_dir = Path(out) if out is not None else default_run_dir("golden")

@@ -17,7 +17,7 @@ the MLflow UI), with one nested run per set.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -106,7 +106,8 @@ def run_golden_sets(folders: Sequence[str | Path], modes: Sequence[str] = DEFAUL
                     out: str | Path | None = None, cfg: RagbenchConfig | None = None, log_mlflow: bool = True,
                     experiment_name: str = EXPERIMENT, tracking_timeout: float | None = 10, embedder: Any = None,
                     show_progress: bool = False, answers: bool = True, models: Sequence[str] = (),
-                    judges: Sequence[str] = (), rescues: Sequence[str] = ()) -> PooledEval:
+                    judges: Sequence[str] = (), rescues: Sequence[str] = (),
+                    user_set: Collection[str] = ()) -> PooledEval:
     """Evaluate every golden folder of ``folders`` as :func:`~ragbench.eval.golden_run.run_golden` would, then pool
     them (module doc). The options mean what they mean there; ``out`` is the parent run folder (default
     ``runs/golden-sets/<timestamp>``)."""
@@ -131,7 +132,8 @@ def run_golden_sets(folders: Sequence[str | Path], modes: Sequence[str] = DEFAUL
     for name, golden in zip(names, goldens, strict=True):
         sets[name] = run_golden(golden, modes, k, seed, run_dir / name, cfg, log_mlflow=False,
                                 experiment_name=experiment_name, embedder=embedder, show_progress=show_progress,
-                                answers=answers, models=models, judges=judges, rescues=rescues)
+                                answers=answers, models=models, judges=judges, rescues=rescues,
+                                user_set=user_set)
     first = next(iter(sets.values()))
     systems = [str(s) for s in first.result.aggregate.index]
     baselines = golden_baselines(systems)

@@ -311,7 +311,14 @@ def test_the_rescue_profile_keeps_the_text_check_and_its_thresholds():
     assert (cfg.answerability_min_coverage, cfg.answerability_min_similarity, cfg.answerability_type_coverage) == \
         (plain.answerability_min_coverage, plain.answerability_min_similarity, 0.2)
     assert set(rescue_overrides("x")) == {"answer.judge", "answer.judge_mode", "answer.judge_min_yes",
-                                          "answer.judge_min_yes_restricted"}
+                                          "answer.judge_min_yes_restricted", "answer.judge_rescue_rules"}
+    assert (cfg.judge_rescue_rules, cfg.judge_rules_min_yes) == ("type-off-topic", 0.5)
+    # a field the user set (--set) keeps the user's value under the profile; the profile sets the others
+    mine = with_overrides(RagbenchConfig(), {"answer.judge_rescue_rules": "all", "answer.judge_min_yes": 0.6})
+    kept = judge_config(mine, None, "llama", ["answer.judge_rescue_rules", "answer.judge_min_yes"]).answer
+    assert (kept.judge_rescue_rules, kept.judge_min_yes, kept.judge_min_yes_restricted, kept.judge_mode) == \
+        ("all", 0.6, 0.40, "rescue")
+    assert judge_config(mine, None, "llama").answer.judge_min_yes == 0.35  # not named: the profile's value
     assert system_name(rescue="llama") == "answer-rescue-llama"
     with pytest.raises(ConfigError, match="--judge .* or --rescue"):
         judge_config(RagbenchConfig(), "llama", "llama")
@@ -326,9 +333,9 @@ class FailingJudge(ConstantJudge):
 @pytest.mark.parametrize("judge_kind", ["yes", "no", "failing"])
 def test_the_rescue_judge_reads_only_what_the_text_check_refused_on_its_thresholds(golden, monkeypatch, judge_kind):
     """With the hashing embedder: g001 (annual leave) is answered by the text check, g008 is refused for a named
-    reason (no number in a sentence on its topic), g025 names CCTV, which its documents never mention, and g064
-    ("What is the name of Ferrowick's chief executive?") is refused on coverage alone: only g064 reaches the judge,
-    and only an accepting verdict answers it."""
+    reason (no number in a sentence on its topic: type-off-topic, a rule the profile lets the judge read), g025 names
+    CCTV, which its documents never mention, and g064 ("What is the name of Ferrowick's chief executive?") is refused
+    on coverage alone: g008 and g064 reach the judge, and only an accepting verdict answers them."""
     import pandas as pd
 
     import ragbench.llm as llm
@@ -340,28 +347,31 @@ def test_the_rescue_judge_reads_only_what_the_text_check_refused_on_its_threshol
     assert list(systems) == ["answer", "answer-rescue-stub"]
     qids = ["g001", "g008", "g025", "g064"]
     recs = {r["qid"]: r for r in systems["answer-rescue-stub"](pd.DataFrame({"qid": qids, "query": ["x"] * 4}))}
-    assert len(judge.prompts) == 1 and "QUESTION: What is the name of Ferrowick's chief executive?" in judge.prompts[0]
+    assert len(judge.prompts) == 2 and "QUESTION: What is the name of Ferrowick's chief executive?" in judge.prompts[1]
+    assert "QUESTION: " + golden.question("g008").question in judge.prompts[0]
     assert (recs["g001"]["refused"], recs["g001"]["FactInAnswer"]) == (False, 1.0)
-    assert [recs[q]["refusal_reason"] for q in ("g008", "g025")] == ["unanswerable-question"] * 2
-    if judge_kind == "yes":
-        assert (recs["g064"]["refused"], recs["g064"]["refusal_reason"]) == (False, None)
-    else:
-        assert (recs["g064"]["refused"], recs["g064"]["refusal_reason"]) == (True, "unanswerable-question")
-    # the judge's P(yes) is kept where it read the answer (none from a failing judge), and only there
-    assert recs["g064"]["judge_p_yes"] == {"yes": 1.0, "no": 0.0, "failing": None}[judge_kind]
+    assert recs["g025"]["refusal_reason"] == "unanswerable-question"
+    for qid in ("g008", "g064"):
+        if judge_kind == "yes":
+            assert (recs[qid]["refused"], recs[qid]["refusal_reason"]) == (False, None)
+        else:
+            assert (recs[qid]["refused"], recs[qid]["refusal_reason"]) == (True, "unanswerable-question")
+        # the judge's P(yes) is kept where it read the answer (none from a failing judge), and only there
+        assert recs[qid]["judge_p_yes"] == {"yes": 1.0, "no": 0.0, "failing": None}[judge_kind]
     # what decided each: the route g001 passed by, the named rules, and the judge where it answered
     assert [recs[q]["decided_by"] for q in qids] == [
-        "check:coverage", "check:type-off-topic", "check:absent-name",
+        "check:coverage", "judge-rescue" if judge_kind == "yes" else "check:type-off-topic", "check:absent-name",
         "judge-rescue" if judge_kind == "yes" else "check:thresholds"]
-    assert [recs[q]["judge_p_yes"] for q in ("g001", "g008", "g025")] == [None] * 3
+    assert [recs[q]["judge_p_yes"] for q in ("g001", "g025")] == [None] * 2
 
 
 @pytest.mark.parametrize("judge_kind", ["low", "high", "failing"])
 def test_the_stacked_judge_vetoes_a_text_answer_below_its_bar_and_rescues_above_the_other(golden, monkeypatch,
                                                                                           judge_kind):
-    """The rescue profile with ``answer.judge_veto_min_yes`` = 0.3 (the stacked judge): g001, which the text check
-    answers, is now read by the judge too and refused below 0.3; g064, refused on the thresholds, is answered at the
-    profile's 0.35; g008 (a named refusal) is never read. A failing judge vetoes nothing and rescues nothing."""
+    """The rescue profile with ``answer.judge_veto_min_yes`` = 0.3 (the stacked judge) and no named rule read (the
+    user's ``--set answer.judge_rescue_rules=`` wins over the profile's): g001, which the text check answers, is now
+    read by the judge too and refused below 0.3; g064, refused on the thresholds, is answered at the profile's 0.35;
+    g008 (a named refusal) is never read. A failing judge vetoes nothing and rescues nothing."""
     import pandas as pd
 
     import ragbench.llm as llm
@@ -369,8 +379,8 @@ def test_the_stacked_judge_vetoes_a_text_answer_below_its_bar_and_rescues_above_
     judge = FailingJudge(1.0) if judge_kind == "failing" else ConstantJudge(0.2 if judge_kind == "low" else 0.5)
     real = llm.make_chat_model
     monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: judge if spec == "stub" else real(spec, **kw))
-    cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.judge_veto_min_yes": 0.3})
-    systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"])
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.judge_veto_min_yes": 0.3, "answer.judge_rescue_rules": ""})
+    systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"], user_set=["answer.judge_rescue_rules"])
     qids = ["g001", "g008", "g064"]
     recs = {r["qid"]: r for r in systems["answer-rescue-stub"](pd.DataFrame({"qid": qids, "query": ["x"] * 3}))}
     assert len(judge.prompts) == 2 and "annual leave" in judge.prompts[0]
@@ -387,9 +397,10 @@ def test_the_stacked_judge_vetoes_a_text_answer_below_its_bar_and_rescues_above_
 @pytest.mark.parametrize("rules, read", [("type-off-topic", ["g008", "g064"]), ("all", ["g008", "g025", "g064"]),
                                          ("", ["g064"])])
 def test_the_rescue_judge_reads_the_refusals_of_the_named_rules_it_is_given(golden, monkeypatch, rules, read):
-    """``answer.judge_rescue_rules``: g008 (type-off-topic) and g025 (absent-name) are refused by named rules; the
-    rescue judge reads them only when their rule is listed, and answers what it accepts; the threshold refusal
-    g064 is read either way; g001 is answered by the text check and never read."""
+    """``answer.judge_rescue_rules``, set by the user (it wins over the rescue profile's type-off-topic): g008
+    (type-off-topic) and g025 (absent-name) are refused by named rules; the rescue judge reads them only when their
+    rule is listed, and answers what it accepts; the threshold refusal g064 is read either way; g001 is answered by
+    the text check and never read."""
     import pandas as pd
 
     import ragbench.llm as llm
@@ -398,7 +409,7 @@ def test_the_rescue_judge_reads_the_refusals_of_the_named_rules_it_is_given(gold
     real = llm.make_chat_model
     monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: judge if spec == "stub" else real(spec, **kw))
     cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.judge_rescue_rules": rules})
-    systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"])
+    systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"], user_set=["answer.judge_rescue_rules"])
     qids = ["g001", "g008", "g025", "g064"]
     recs = {r["qid"]: r for r in systems["answer-rescue-stub"](pd.DataFrame({"qid": qids, "query": ["x"] * 4}))}
     assert len(judge.prompts) == len(read)
@@ -439,7 +450,7 @@ def test_an_unknown_rule_in_judge_rescue_rules_is_a_config_error_naming_it(golde
                         lambda spec, **kw: ConstantJudge(1.0) if spec == "stub" else real(spec, **kw))
     cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.judge_rescue_rules": "rare-word,typo-rule"})
     with pytest.raises(ConfigError, match=r"unknown rule\(s\) \['typo-rule'\].*Fix: use 'all'"):
-        systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"])
+        systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"], user_set=["answer.judge_rescue_rules"])
         systems["answer-rescue-stub"](pd.DataFrame({"qid": ["g008"], "query": ["x"]}))
 
 
@@ -472,7 +483,8 @@ def test_the_rescue_judge_reading_sentence_by_sentence_quotes_the_sentence_it_ac
                                                                                        answer, p_yes):
     """``answer.rescue_sentences`` = 4: g064's threshold refusal is read as the reader's four best-ranked sentences,
     one prompt each with its title and headings; the answer quotes the accepted one of highest P(yes) that no named
-    rule refuses. g001 (answered by the text check) and g008 (a named refusal) never reach the judge."""
+    rule refuses. g001 (answered by the text check) and g008 (a named refusal; the user's empty
+    ``answer.judge_rescue_rules`` wins over the profile's) never reach the judge."""
     import pandas as pd
 
     import ragbench.llm as llm
@@ -480,8 +492,8 @@ def test_the_rescue_judge_reading_sentence_by_sentence_quotes_the_sentence_it_ac
     judge = FailingJudge(1.0) if words is None else SentenceJudge(words)
     real = llm.make_chat_model
     monkeypatch.setattr(llm, "make_chat_model", lambda spec, **kw: judge if spec == "stub" else real(spec, **kw))
-    cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.rescue_sentences": 4})
-    systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"])
+    cfg = with_overrides(RagbenchConfig(), {**FAST, "answer.rescue_sentences": 4, "answer.judge_rescue_rules": ""})
+    systems = golden_answer_systems(golden, cfg, {}, rescues=["stub"], user_set=["answer.judge_rescue_rules"])
     qids = ["g001", "g008", "g064"]
     recs = {r["qid"]: r for r in systems["answer-rescue-stub"](pd.DataFrame({"qid": qids, "query": ["x"] * 3}))}
     heads = "TEXT (from Ferrowick Instruments - Fictional company overview . Ferrowick Instruments at a glance):\n"
@@ -547,6 +559,16 @@ def test_ask_and_chat_take_the_rescue_profile(golden, monkeypatch, tmp_path):
         args = build_parser().parse_args([command, *(["Q"] if command == "ask" else []), "--as", "x",
                                           "--rescue", "llama"])
         assert (args.rescue, args.judge) == ("llama", None)
+    # ask's own path: the profile reads type-off-topic refusals unless --set names other rules (--set wins)
+    from ragbench.commands.ask import service_for
+
+    fast = [x for k, v in FAST.items() for x in ("--set", f"{k}={v}")]
+    for extra, rules in (([], "type-off-topic"), (["--set", "answer.judge_rescue_rules=all"], "all")):
+        args = build_parser().parse_args(["ask", "Q", "--as", "eval-staff", "--retriever", "bm25", "--rescue", "stub",
+                                          *fast, *extra])
+        svc, _, used = service_for(args)
+        svc.store.close()
+        assert (used.answer.judge_mode, used.answer.judge_rescue_rules) == ("rescue", rules)
 
 
 def test_golden_run_params_name_the_answer_systems_and_the_judge_template():

@@ -212,6 +212,9 @@ def test_serve_rescue_sets_the_rescue_profile_and_not_with_judge():
     parser = build_parser()
     assert config_overrides(parser.parse_args(["serve", "--rescue", "llama"])) == {
         "answer.judge": "llama", "answer.judge_mode": "rescue", "answer.judge_min_yes": "0.35",
-        "answer.judge_min_yes_restricted": "0.4"}
+        "answer.judge_min_yes_restricted": "0.4", "answer.judge_rescue_rules": "type-off-topic"}
+    # --set wins over the profile
+    assert config_overrides(parser.parse_args(["serve", "--rescue", "llama", "--set", "answer.judge_rescue_rules=all"])
+                            )["answer.judge_rescue_rules"] == "all"
     with pytest.raises(ConfigError, match="both --judge and --rescue"):
         config_overrides(parser.parse_args(["serve", "--judge", "llama", "--rescue", "llama"]))
