@@ -161,7 +161,8 @@ def run_golden(data: str | Path | GoldenSet | None = None, modes: Sequence[str] 
     if len(table):
         table.to_csv(run_dir / "decisions.csv", index=False)
     ev = GoldenEval(result, run_dir, plot, None, None, None, table,
-                    golden_params(list(retrievers), k, seed, golden.folder, list(extra), judges, rescues),
+                    golden_params(list(retrievers), k, seed, golden.folder, list(extra), judges, rescues, cfg,
+                                  user_set),
                     golden.data_hash)
     return record_golden(ev, cfg, experiment_name, log_mlflow, tracking_timeout)
 
@@ -183,22 +184,26 @@ def record_golden(ev: GoldenEval, cfg: RagbenchConfig, experiment_name: str = EX
 
 
 def golden_params(modes: Sequence[str], k: int, seed: int, folder: Any, answer_systems: Sequence[str] = (),
-                  judges: Sequence[str] = (), rescues: Sequence[str] = ()) -> dict[str, Any]:
+                  judges: Sequence[str] = (), rescues: Sequence[str] = (), cfg: RagbenchConfig | None = None,
+                  user_set: Collection[str] = ()) -> dict[str, Any]:
     """The run's own parameters for MLflow (the config is logged beside them): retrieval modes, k, seed, data
-    folder, the answer systems scored and, with a judge or rescue profile, its judge template and thresholds, so
-    runs made before and after a template change stay apart in the MLflow UI."""
+    folder, the answer systems scored and, with a judge or rescue profile, its judge template, thresholds and the
+    named rules its judge reads, as the profile ran them (``cfg`` under the profile, the ``--set`` keys of
+    ``user_set`` kept), so runs made before and after a template or profile change stay apart in the MLflow UI."""
     params: dict[str, Any] = {"eval": {"modes": ",".join(modes), "k": k, "seed": seed, "data": str(folder),
                                        "answer_systems": ",".join(answer_systems)}}
     if not (judges or rescues):
         return params
     from ..answer import judge as jd
+    from .answers import judge_config
 
-    for key, names, min_yes, restricted in (
-            ("judge_profile", judges, jd.JUDGE_MIN_YES, jd.JUDGE_MIN_YES_RESTRICTED),
-            ("rescue_profile", rescues, jd.RESCUE_MIN_YES, jd.RESCUE_MIN_YES_RESTRICTED)):
+    for key, names, as_judge in (("judge_profile", judges, True), ("rescue_profile", rescues, False)):
         if names:
+            used = judge_config(cfg or RagbenchConfig(), names[0] if as_judge else None,
+                                None if as_judge else names[0], user_set).answer
             params[key] = {"judges": ",".join(names), "template": f"{jd.JUDGE_NAME}@{jd.JUDGE_VERSION}",
-                           "min_yes": min_yes, "min_yes_restricted": restricted}
+                           "min_yes": used.judge_min_yes, "min_yes_restricted": used.judge_min_yes_restricted,
+                           "rules": used.judge_rescue_rules, "rules_min_yes": used.judge_rules_min_yes}
     return params
 
 

@@ -581,12 +581,19 @@ def test_golden_run_params_name_the_answer_systems_and_the_judge_template():
     judged = flatten_params(golden_params(["bm25", "dense"], 5, 13, "d", ["answer", "answer-judge-llama"], ["llama"]))
     assert {k: v for k, v in judged.items() if k.startswith("judge_profile.")} == {
         "judge_profile.judges": "llama", "judge_profile.template": "rag.judge@v3",
-        "judge_profile.min_yes": "0.35", "judge_profile.min_yes_restricted": "0.45"}
+        "judge_profile.min_yes": "0.35", "judge_profile.min_yes_restricted": "0.45", "judge_profile.rules": "",
+        "judge_profile.rules_min_yes": "0.5"}
     assert judged["eval.answer_systems"] == "answer,answer-judge-llama" and judged["eval.modes"] == "bm25,dense"
     rescued = flatten_params(golden_params(["dense"], 5, 13, "d", ["answer", "answer-rescue-llama"], (), ["llama"]))
     assert {k: v for k, v in rescued.items() if "_profile." in k} == {
         "rescue_profile.judges": "llama", "rescue_profile.template": "rag.judge@v3",
-        "rescue_profile.min_yes": "0.35", "rescue_profile.min_yes_restricted": "0.4"}
+        "rescue_profile.min_yes": "0.35", "rescue_profile.min_yes_restricted": "0.4",
+        "rescue_profile.rules": "type-off-topic", "rescue_profile.rules_min_yes": "0.5"}
+    # what the profile ran with: a --set value the profile left alone is what is logged
+    mine = with_overrides(RagbenchConfig(), {"answer.judge_min_yes": 0.5, "answer.judge_rescue_rules": ""})
+    own = flatten_params(golden_params(["dense"], 5, 13, "d", ["answer", "answer-rescue-llama"], (), ["llama"], mine,
+                                       ["answer.judge_min_yes", "answer.judge_rescue_rules"]))
+    assert (own["rescue_profile.min_yes"], own["rescue_profile.rules"]) == ("0.5", "")
 
 
 def test_a_refused_followup_is_read_again_in_the_documents_the_chat_cited():
