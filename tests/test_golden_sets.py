@@ -1,10 +1,10 @@
-"""The second to twenty-fifth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to twenty-sixth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
-data/golden_skelvoe): each loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up
-chains and injection documents are as written."""
+data/golden_skelvoe, data/golden_marramby): each loads, has its exact counts per slice, its labels hold against the
+ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -259,6 +259,16 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-islander": 4, "c-standby": 4, "c-cancel": 4, "c-lodeline": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-sk-26-0227", "[3] and [5]"),
         answerable_injected={"x010": "pub-forum-thread", "x026": "cs-complaint-sk-26-0227"}),
+    "golden_marramby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["hp-board", "hp-ceo", "hp-contractor", "hp-duty", "hp-finance", "hp-guest", "hp-hr",
+                    "hp-lifeguard", "hp-prospect", "hp-sales"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-hire": 4, "c-standby": 4, "c-samphire": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-mb-26-0318", "[3] and [5]"),
+        answerable_injected={"y010": "pub-forum-thread", "y019": "cs-complaint-mb-26-0318"}),
 }
 
 
