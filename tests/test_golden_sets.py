@@ -3,8 +3,9 @@ data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
-data/golden_skelvoe, data/golden_marramby): each loads, has its exact counts per slice, its labels hold against the
-ACLs, and its follow-up chains and injection documents are as written."""
+data/golden_skelvoe, data/golden_marramby) and the held-out data/heldout/golden_stennock: each loads, has its exact
+counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as
+written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -269,17 +270,34 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-hire": 4, "c-standby": 4, "c-samphire": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-mb-26-0318", "[3] and [5]"),
         answerable_injected={"y010": "pub-forum-thread", "y019": "cs-complaint-mb-26-0318"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): its format and labels are checked here; no system's answers.
+    "golden_stennock": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["sn-agency", "sn-board", "sn-carer", "sn-ceo", "sn-cook", "sn-family", "sn-finance", "sn-hr",
+                    "sn-nurse", "sn-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-fees": 4, "c-oncall": 4, "c-sowthistle": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-sn-26-0271", "[3] and [5]"),
+        answerable_injected={"S010": "pub-forum-thread", "S019": "cs-complaint-sn-26-0271"}),
 }
+#: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
+HELDOUT = frozenset({"golden_stennock"})
+
+
+def folder_of(name: str) -> Path:
+    return DEFAULT_FOLDER.parent / ("heldout" if name in HELDOUT else "") / name
 
 
 @pytest.fixture(scope="module", params=sorted(SETS))
 def case(request: pytest.FixtureRequest) -> tuple[GoldenSet, dict[str, Any]]:
-    return load_golden(DEFAULT_FOLDER.parent / request.param), SETS[request.param]
+    return load_golden(folder_of(request.param)), SETS[request.param]
 
 
 def test_loads_with_exact_counts(case: tuple[GoldenSet, dict[str, Any]]) -> None:
     golden, want = case
-    assert golden.folder == Path(DEFAULT_FOLDER.parent / golden.folder.name)
+    assert golden.folder == folder_of(golden.folder.name)
     assert (len(golden.documents), len(golden.questions)) == (want["documents"], want["questions"])
     assert sorted(golden.principals) == want["principals"]
     assert Counter(golden.tags().values()) == want["tags"]
