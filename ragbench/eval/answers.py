@@ -362,7 +362,8 @@ def judge_config(cfg: RagbenchConfig, judge: str | None, rescue: str | None = No
     profile's, as in ``ragbench serve``."""
     from ..answer.judge import profile_overrides
 
-    overrides = {k: v for k, v in profile_overrides(judge, rescue).items() if k not in set(user_set)}
+    mine = set(user_set)
+    overrides = {k: v for k, v in profile_overrides(judge, rescue).items() if k not in mine}
     return with_overrides(cfg, overrides) if overrides else cfg
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from pathlib import Path
 from collections.abc import Collection
+from pathlib import Path
 from typing import Any
 
 from ..config import RagbenchConfig
