@@ -31,15 +31,15 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from ragbench.answer.answerability import NAMED_RULES
-from ragbench.answer.judge import RESTRICTED_MARGIN as RESTRICTED_OFFSET
+from ragbench.answer.judge import RESTRICTED_MARGIN
 from ragbench.config import with_overrides
 from ragbench.eval.answers import answer_config, answer_golden, build_service, build_store, score_answers
 from ragbench.eval.golden import load_golden
@@ -73,9 +73,8 @@ def probe(args: argparse.Namespace) -> None:
 
     cfg = answer_config(None, "dense")
     # Every threshold refusal is rescued and every text answer read, so any pair can be replayed from the rows.
-    overrides = {**stacked_overrides(args.judge, PROBE_BAR, PROBE_BAR, args.memo),
-                 "answer.judge_min_yes_restricted": PROBE_BAR, "answer.judge_rescue_rules": args.rescue_rules,
-                 "answer.judge_rules_min_yes": PROBE_BAR}
+    overrides = {**stacked_overrides(args.judge, PROBE_BAR, PROBE_BAR, args.memo, args.rescue_rules),
+                 "answer.judge_min_yes_restricted": PROBE_BAR, "answer.judge_rules_min_yes": PROBE_BAR}
     pcfg = with_overrides(cfg, overrides)
     embedder = make_embedder(cfg.embedding)
     out = Path(args.out)
@@ -130,7 +129,7 @@ def stacked_overrides(judge: str, a: float, b: float, memo: str = "", rules: str
     from ragbench.answer.judge import rescue_overrides
 
     out = {**rescue_overrides(judge), "answer.judge_veto_min_yes": a, "answer.judge_min_yes": b,
-           "answer.judge_min_yes_restricted": min(1.0, b + RESTRICTED_OFFSET), "answer.judge_rescue_rules": rules}
+           "answer.judge_min_yes_restricted": min(1.0, b + RESTRICTED_MARGIN), "answer.judge_rescue_rules": rules}
     if memo:
         out["answer.judge_memo"] = memo
     return out
@@ -170,14 +169,14 @@ def decide(rows: pd.DataFrame, a: float, b: float, rules: Mapping[str, float] | 
     judge also reads (a probe with ``--rescue-rules``), each with its rescue bar (the rest stay refused)."""
     p = rows["p_yes"].to_numpy(float)
     restricted = rows["restricted"].to_numpy(bool)
-    bar = np.where(restricted, b + RESTRICTED_OFFSET, b)
+    bar = np.where(restricted, b + RESTRICTED_MARGIN, b)
     branch = rows["branch"].to_numpy(str)
     fixed = ~rows["probe_refused"].to_numpy(bool)
     out = np.where(branch == "text", p >= a, np.where(branch == "threshold", p >= bar, fixed))
     for rule in {x for x in branch if x.startswith("rule:")}:
         bar_r = (rules or {}).get(rule.removeprefix("rule:"))
         mask = branch == rule
-        out[mask] = False if bar_r is None else (p >= np.where(restricted, bar_r + RESTRICTED_OFFSET, bar_r))[mask]
+        out[mask] = False if bar_r is None else (p >= np.where(restricted, bar_r + RESTRICTED_MARGIN, bar_r))[mask]
     return out
 
 

@@ -259,7 +259,8 @@ class AnswerConfig:
     # In "rescue" or "verdict" mode, the named answerability rules (ragbench.answer.answerability.rule_of:
     # "rare-word", "type-off-topic", …; comma-separated, or "all") whose refusals the judge also reads, answering
     # one when P(yes) reaches judge_rules_min_yes (+0.05 when the index's best chunk is restricted); "" = none.
-    # Session 38: only "type-off-topic" at 0.5 gained, on five blind sets and then on eight others; off everywhere.
+    # Session 38: only "type-off-topic" at 0.5 gained, on five blind sets and then on eight others; off by default,
+    # "type-off-topic" in the rescue profile since session 39 (ragbench.answer.judge.RESCUE_RULES).
     judge_rescue_rules: str = ""
     judge_rules_min_yes: float = 0.5
     # A file that keeps a graded judge's P(yes) per prompt across runs (ragbench.llm.memo); "" = off. A stored value

@@ -31,7 +31,8 @@ asker may not read (``answer.judge_min_yes_restricted``): both are leave-one-set
 thresholds, and the judge reads only the answers it refused on coverage and similarity (mostly paraphrases), with
 its own pair of thresholds (``RESCUE_MIN_YES``, ``RESCUE_MIN_YES_RESTRICTED``), and those the answer-type rule refused
 on the question's topic (``RESCUE_RULES``, at ``answer.judge_rules_min_yes``; session 39). On the twelve golden sets
-it asks the model about one question in six of those the judge profile asks about (docs/answers.md).
+it asked the model about one question in six of those the judge profile asks about, before that rule; on marramby it
+asks about 18 of 84 (docs/answers.md).
 ``answer.rescue_sentences`` (off in the profile) has it read the reader's best-ranked sentences one at a time instead
 (:meth:`~ragbench.answer.service.AnsweringService.rescue_by_sentence`).
 """
