@@ -207,6 +207,16 @@ class AnswerConfig:
     # operative's allowance quoted); 0 = off. Reads the quoted documents' terms, so it needs answerability_known_names.
     # Chosen leaving one golden set out (docs/answers.md, session 22).
     answerability_sibling_zipf: float = 4.0
+    # A question word rarer than this in general English (wordfreq Zipf) that the answer lacks is covered by a
+    # WordNet synonym of it in the answer ("vino" by wine, "poorly" by ill), and a rare word with such a synonym is
+    # no reason to refuse (ragbench.answer.synonyms). Common words are left out: they have many senses, and a
+    # synonym of the wrong one ("close" ~ "end") is no paraphrase. 0 = off.
+    answerability_synonym_zipf: float = 0.0
+    # The asked kind of value (money, a number, a date …) must come from one answer sentence that, with its own
+    # headings, names every specific word asked: rarer than this in general English (wordfreq Zipf), known to the
+    # readable documents, not a verb. Two half-matching sentences (a pork sausages' price, a gluten-free loaf's) do
+    # not answer "How much are the gluten-free sausages?". 0 = off.
+    answerability_typed_zipf: float = 0.0
     # A question about what holds from a date ("How much will it cost from April 2026?") is answered only when the
     # answer or its headings state that date (docs/answers.md, session 22).
     answerability_change_dates: bool = True
@@ -432,7 +442,8 @@ FIELD_RANGES.update({
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
     "answer.answerability_everyday_zipf": "[0, 8]", "answer.answerability_everyday_known_zipf": "[0, 8]",
     "answer.answerability_rare_zipf": "[0, 8]",
-    "answer.answerability_sibling_zipf": "[0, 8]",
+    "answer.answerability_sibling_zipf": "[0, 8]", "answer.answerability_synonym_zipf": "[0, 8]",
+    "answer.answerability_typed_zipf": "[0, 8]",
     "answer.judge_min_yes": "[0, 1]", "answer.judge_min_yes_restricted": "[0, 1]",
     "answer.judge_veto_min_yes": "[0, 1]", "answer.judge_rules_min_yes": "[0, 1]",
     "answer.whole_sentences": "[0, inf)", "answer.superseded_weight": "[0, 1]",

@@ -14,10 +14,10 @@ import importlib.abc
 import sys
 from typing import Any, Sequence
 
-#: Top-level packages of the optional extras (pyproject.toml: track, tune, notebooks, bench, llm, serve).
+#: Top-level packages of the optional extras (pyproject.toml: track, tune, notebooks, bench, llm, serve, wordnet).
 BLOCKED = frozenset({
     "optuna", "mlflow", "matplotlib", "psycopg2", "papermill", "nbformat", "nbclient", "ipykernel", "jupyterlab",
-    "faiss", "bm25s", "rank_bm25", "llama_cpp", "fastapi", "uvicorn", "starlette",
+    "faiss", "bm25s", "rank_bm25", "llama_cpp", "fastapi", "uvicorn", "starlette", "wn",
 })
 
 

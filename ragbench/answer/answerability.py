@@ -223,8 +223,9 @@ class WordMatcher:
     """Cosine similarity between single words with a sentence embedder (cached), so that a question term with no
     exact match in the answer can still be covered by a near-synonym (``vacation`` ~ ``holiday``)."""
 
-    def __init__(self, embedder: Any) -> None:
+    def __init__(self, embedder: Any, synonym_zipf: float = 0.0) -> None:
         self.embedder = embedder
+        self.synonym_zipf = synonym_zipf
         self._vecs: dict[str, np.ndarray] = {}
 
     def _embed(self, words: Sequence[str]) -> None:
@@ -233,10 +234,23 @@ class WordMatcher:
             vecs = np.asarray(self.embedder.embed(todo), dtype=np.float32)
             self._vecs.update(zip(todo, vecs))
 
+    def synonym_in(self, word: str, candidates: Sequence[str]) -> bool:
+        """Is one of ``candidates`` a WordNet synonym of ``word`` (compared by stem)? Only asked of a word rarer than
+        ``synonym_zipf`` (0: never): a common word's many senses give synonyms of the wrong one."""
+        if self.synonym_zipf <= 0 or not candidates or zipf(word.lower()) >= self.synonym_zipf:
+            return False
+        from .synonyms import synonyms
+
+        syn = {stem(s) for s in synonyms(word)}
+        return bool(syn) and any(stem(c.lower()) in syn for c in candidates)
+
     def best(self, word: str, candidates: Sequence[str]) -> float:
-        """The highest cosine between ``word`` and any of ``candidates`` (0 without candidates)."""
+        """The highest cosine between ``word`` and any of ``candidates`` (0 without candidates); 1 for a WordNet
+        synonym among them (:meth:`synonym_in`)."""
         if not candidates:
             return 0.0
+        if self.synonym_in(word, candidates):
+            return 1.0
         self._embed([word, *candidates])
         mat = np.stack([self._vecs[c] for c in dict.fromkeys(candidates)])
         return float(np.max(mat @ self._vecs[word]))
@@ -315,8 +329,9 @@ def _on_thresholds(reason: str | None) -> bool:
 
 
 def _splittable(reason: str | None) -> bool:
-    return _on_thresholds(reason) or (reason is not None and reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD,
-                                                                                         UNDATED, UNSTATED_YEAR)))
+    return _on_thresholds(reason) or (reason is not None and (
+        reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR))
+        or (reason.startswith("no ") and " in an answer sentence naming " in reason)))
 
 
 ABSENT_NAME = "names "
@@ -336,7 +351,7 @@ _RULES: tuple[tuple[str, str], ...] = (
 
 
 #: The named rules a refusal can come from (:func:`rule_of`), without the thresholds and "other".
-NAMED_RULES: tuple[str, ...] = ("answer-type", "type-off-topic",
+NAMED_RULES: tuple[str, ...] = ("answer-type", "type-off-topic", "type-specific",
                                 *(rule for _, rule in _RULES if rule != "thresholds"))
 
 
@@ -349,6 +364,8 @@ def rule_of(reason: str | None) -> str:
         return "other"
     if reason.startswith("no ") and " in an answer sentence on the question's topic" in reason:
         return "type-off-topic"
+    if reason.startswith("no ") and " in an answer sentence naming " in reason:
+        return "type-specific"
     for opening, rule in _RULES:
         if reason.startswith(opening):
             return rule
@@ -393,7 +410,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_everyday_zipf, restricted_terms, cfg.answerability_rare_zipf,
                       sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf,
                       cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf,
-                      cfg.answerability_years)
+                      cfg.answerability_years, cfg.answerability_typed_zipf)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -440,7 +457,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            restricted_terms: set[str] | None = None, rare_zipf: float = 0.0,
            sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0,
            sibling_zipf: float = 0.0, check_dates: bool = False,
-           everyday_known_zipf: float = 0.0, check_years: bool = False) -> AnswerabilityReport:
+           everyday_known_zipf: float = 0.0, check_years: bool = False,
+           typed_zipf: float = 0.0) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -517,6 +535,17 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         # beside it: some sentence must state the type and, read with its own headings, cover enough.
         on_topic = any(has_type(s, kind, question) and coverage(terms, term_set(f"{s} . {c}") | met, weight)
                        >= type_coverage for s, c in kept)
+    # With typed_zipf > 0, the asked kind of value must come from one sentence that, with its own headings, names
+    # every specific word asked (rarer than typed_zipf in general English, known to readable documents, not a
+    # verb): the pork sausages' price beside a gluten-free loaf's does not answer "How much are the gluten-free
+    # sausages?", though the two sentences together cover the question.
+    unnamed: list[str] = []
+    if found and on_topic and kind is not None and typed_zipf > 0 and df is not None:
+        specific = [t for t in sorted(asking_terms - aside) if t in terms and df.get(t, 0) > 0
+                    and rare_thing(surface.get(t, t), typed_zipf) and not after_subject(surface.get(t, t), question)]
+        if specific and not any(has_type(s, kind, question)
+                                and all(t in term_set(f"{s} . {c}") | met for t in specific) for s, c in kept):
+            unnamed = [surface.get(t, t) for t in specific]
     soft = soft_coverage(terms, surface, {**content_words(evidence_text), **{t: t for t in met}}, weight, matcher,
                          min_word_similarity)
     sim = 0.0
@@ -545,7 +574,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if rare_zipf > 0:
         asked = asking_terms - aside
         rare = [w for w, _ in unknown if rare_thing(w, rare_zipf) and stem(w.lower()) in asked
-                and not after_subject(w, question) and (df is None or not misspelling(w, df))]
+                and not after_subject(w, question) and (df is None or not misspelling(w, df))
+                and not (matcher is not None and matcher.synonym_in(w, evidence_words))]
     # A graded code ("Level 5", "Category 9") is one identifier: its number alone is in every document.
     if df is not None:
         answer_codes = graded_codes(evidence_text)
@@ -605,6 +635,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if check_type and not on_topic:
         return AnswerabilityReport(cov, sim, kind, False, False, f"no {kind} in an answer sentence on the question's "
                                    f"topic (coverage < {type_coverage})", **signals)
+    if unnamed:
+        return AnswerabilityReport(cov, sim, kind, found, False, f"no {kind} in an answer sentence naming "
+                                   + ", ".join(unnamed), **signals)
     if clash:
         return AnswerabilityReport(cov, sim, kind, found, False, "answers another " + "; ".join(clash), **signals)
     if check_rarest and rarest_missing is not None:

@@ -635,3 +635,65 @@ def test_what_holds_from_a_date_is_answered_only_when_the_answer_states_the_date
     # the date in the answer's headings (a table's column "From 1 April 2026") is stated
     assert assess(q, q, ["Dogs at The Quayside | £20 | £25 |."], ["Rates | Now | From 1 April 2026"], w, None, 0.0,
                   0.0, check_dates=True).answerable
+
+
+class NoCosine:
+    """Every word embeds to the zero vector: word cosines credit nothing, so only a dictionary synonym can."""
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.zeros((len(texts), 4), dtype=np.float32)
+
+
+def test_wordnet_synonyms_of_rare_words_cover_a_paraphrase():
+    """"vino" (Zipf 2.77) shares a WordNet synset with "wine": the answer about wine covers it, and the rare-word rule
+    no longer refuses it. A common word ("bring", 5.27) is never looked up: its many senses give false synonyms."""
+    from conftest import extra
+
+    extra("wn", "wordnet")
+    from ragbench.answer.answerability import WordMatcher
+    from ragbench.answer.synonyms import synonyms
+
+    assert synonyms("vino") == frozenset({"wine"})
+    assert synonyms("Telly") == frozenset({"television", "tv"})
+    assert synonyms("hydrogen") == frozenset()  # its only other lemma, "H", is one letter
+    assert synonyms("£4.50") == frozenset() and synonyms("ferret") == frozenset()
+    assert "alcoholic" in synonyms("boozers")  # inflections are reduced first (boozers → boozer)
+    on, off = WordMatcher(NoCosine(), 4.0), WordMatcher(NoCosine())
+    assert (on.synonym_in("vino", ["glass", "Wines"]), on.best("vino", ["glass", "Wines"])) == (True, 1.0)
+    assert (off.synonym_in("vino", ["wine"]), off.best("vino", ["wine"])) == (False, 0.0)
+    assert not WordMatcher(NoCosine(), 2.0).synonym_in("vino", ["wine"])  # 2.77 is not below 2.0
+    assert not on.synonym_in("bring", ["take", "convey"])  # "take" is a synonym of "bring", but "bring" is common
+
+    bar = "A small glass of wine is 125 ml."
+    w = TermWeights.from_texts([OFFICE, PETS, bar])
+    q = "How big is a small glass of vino?"
+    refused = assess(q, q, [bar], [], w, None, 0.0, 0.0, matcher=off, rare_zipf=4.0)
+    assert (refused.answerable, refused.reason) == \
+        (False, "asks about the rare word vino, which no readable document contains")
+    answered = assess(q, q, [bar], [], w, None, 0.0, 0.0, matcher=on, rare_zipf=4.0)
+    assert answered.answerable and answered.soft_coverage == 1.0
+    # Coverage: "glass" and "small" are met, "vino" only through its synonym.
+    plain = assess(q, q, [bar], [], w, None, 0.0, 0.0, matcher=off)
+    weights = [w(t) for t in ("small", "glass", "vino")]
+    assert plain.soft_coverage == pytest.approx(sum(weights[:2]) / sum(weights))
+
+
+def test_the_typed_sentence_must_name_every_specific_asked_word():
+    """answerability_typed_zipf: the price must come from one sentence naming both "gluten-free" and "sausages"
+    (Zipf 3.62 and 3.3); the pork sausages' row and the gluten-free loaf's cover the question only together. Common
+    words ("much", "pack", "free") are not asked of the sentence."""
+    from ragbench.answer.answerability import rule_of, zipf
+
+    assert (zipf("gluten"), zipf("sausages"), zipf("loaf")) == (3.62, 3.3, 3.49)
+    rows = ["Pork sausages, pack of 6 | £5.75 |.", "Gluten-free seeded loaf | £5.60 |."]
+    w = TermWeights.from_texts([*rows, "Gluten-free sausages are not sold.", OFFICE])
+    q = "How much is a pack of gluten-free sausages?"
+    assert assess(q, q, rows, [], w, None, 0.0, 0.0, sentence_contexts=["Prices", "Prices"]).answerable
+    r = assess(q, q, rows, [], w, None, 0.0, 0.0, sentence_contexts=["Prices", "Prices"], typed_zipf=4.0)
+    assert (r.answerable, r.reason, rule_of(r.reason), r.splittable) == \
+        (False, "no money in an answer sentence naming gluten, sausages", "type-specific", True)
+    one = ["Gluten-free pork sausages, pack of 6 | £6.10 |.", *rows]
+    assert assess(q, q, one, [], w, None, 0.0, 0.0, sentence_contexts=["Prices"] * 3, typed_zipf=4.0).answerable
+    # A word the sentence's own heading names counts as named.
+    assert assess(q, q, rows[:1], [], w, None, 0.0, 0.0, sentence_contexts=["Gluten-free range"],
+                  typed_zipf=4.0).answerable
