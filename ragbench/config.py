@@ -162,6 +162,10 @@ class AnswerConfig:
     extractive_title_definitions: bool = True
     extractive_min_relevance: float = 0.0
     extractive_semantic: bool = True
+    # In the extractive reader's lexical coverage, a question word rarer than this in general English (wordfreq Zipf)
+    # is met by a sentence holding a WordNet synonym of it ("wine" for "vino"); only the sentence ranking reads it,
+    # and it needs the wordnet extra. 0 = off (docs/answers.md, session 40).
+    extractive_synonym_zipf: float = 0.0
     # Answerability (ragbench.answer.answerability): refuse "unanswerable-question" when the reply holds no answer
     # of the kind asked for, contradicts a qualifier of the question, names no identifier the question asks about,
     # or covers < min_coverage of the question's IDF-weighted terms (near-synonyms credited) while its best
@@ -439,6 +443,7 @@ FIELD_RANGES.update({
     "answer.rescue_sentences": "[0, inf)",
     "answer.extractive_max_sentences": "[1, inf)", "answer.extractive_sentence_ratio": "[0, 1]",
     "answer.extractive_same_passage_sentences": "[0, inf)", "answer.extractive_same_passage_ratio": "[0, 1]",
+    "answer.extractive_synonym_zipf": "[0, 8]",
     "answer.answerability_min_coverage": "[0, 1]", "answer.answerability_min_similarity": "[-1, 1]",
     "answer.answerability_everyday_zipf": "[0, 8]", "answer.answerability_everyday_known_zipf": "[0, 8]",
     "answer.answerability_rare_zipf": "[0, 8]",

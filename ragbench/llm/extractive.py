@@ -32,8 +32,8 @@ from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, 
 from .parts import question_parts
 from .quarantine import addresses_ai
 from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_conflicts, paragraph_headings,
-                      paragraphs, range_conflicts, salient_terms, table_headers, term_set, value_conflicts,
-                      weight_lookup)
+                      paragraphs, range_conflicts, salient_terms, stem, table_headers, term_set, value_conflicts,
+                      weight_lookup, words)
 
 _LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
 _MARKUP = re.compile(r"\*\*|__|`")
@@ -192,7 +192,7 @@ class ExtractiveChatModel(ChatModel):
                  type_penalty: float = 0.5, skip_headings: bool = True, conflict_penalty: float = 0.25,
                  carried_weight: float = 0.5, min_gain: float = 0.25, gain_ratio: float = 0.4,
                  same_passage_sentences: int = 0, same_passage_ratio: float = 0.5,
-                 title_definitions: bool = False) -> None:
+                 title_definitions: bool = False, synonym_zipf: float = 0.0) -> None:
         self.max_passages = max_passages
         self.passage_ratio = passage_ratio
         self.max_sentences = max_sentences
@@ -211,6 +211,7 @@ class ExtractiveChatModel(ChatModel):
         self.same_passage_sentences = same_passage_sentences
         self.same_passage_ratio = same_passage_ratio
         self.title_definitions = title_definitions
+        self.synonym_zipf = synonym_zipf
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
@@ -355,10 +356,12 @@ class ExtractiveChatModel(ChatModel):
         if not rows:
             return []
         parts = question_parts(asked)
+        synonyms = self._synonyms(question)
         out = []
         for row, c in zip(rows, self._cosines(question, [r.sentence for r in rows])):
             # A band holding the asked amount answers it ("Up to £1 million" for a £400,000 contract).
             sent_terms = term_set(row.sentence) | amount_terms_met(asked, row.sentence)
+            sent_terms |= {t for t, syn in synonyms.items() if syn & sent_terms}
             evidence = sent_terms | term_set(row.context)
             # The sentence's own words count fully, its title and headings half (they describe the section).
             own_cov = coverage(terms, sent_terms, weight) if terms else 0.0
@@ -377,6 +380,23 @@ class ExtractiveChatModel(ChatModel):
                 context_coverage=with_context, cosine=c,
                 passage_share=max(row.passage.score, 0.0) / best if best > 0 else 1.0,
                 conflict=conflict, row_weight=row.weight, evidence=frozenset(evidence))))
+        return out
+
+    def _synonyms(self, question: str) -> dict[str, frozenset[str]]:
+        """Question term → the stems of its WordNet synonyms, for words rarer than ``synonym_zipf`` (none when 0): a
+        sentence holding one meets the term in the reader's coverage ("wine" for "vino"). Only the ranking reads it."""
+        if self.synonym_zipf <= 0:
+            return {}
+        from wordfreq import zipf_frequency
+
+        from ..answer.synonyms import synonyms
+
+        out = {}
+        for t in words(question, stopwords=True):
+            if t.isalpha() and zipf_frequency(t, "en") < self.synonym_zipf:
+                syn = frozenset(stem(w) for w in synonyms(t))
+                if syn:
+                    out[stem(t)] = syn
         return out
 
     def signals(self, question: str, passages: Sequence[Passage], focus: str | None = None,

@@ -331,3 +331,19 @@ def test_every_cardinal_word_up_to_ninety_is_a_number():
                  "ninety"):
         assert has_type(f"Volunteers must be {word} or over.", NUMBER, q), word
     assert not has_type("Volunteers must be over the age of consent.", NUMBER, q)
+
+
+def test_wordnet_synonyms_steer_the_reader_to_the_paraphrased_sentence():
+    """With synonym_zipf, "vino" (Zipf 2.77) is met by a sentence about wine, so the reader quotes it over a sentence
+    that shares only "glass"; off, the glassware sentence's overlap wins."""
+    from conftest import extra
+
+    extra("wn", "wordnet")
+    text = "Every glass is washed at 80 degrees. A small wine is 125 ml."
+    q = "How big is a small glass of vino?"
+    assert ask(ExtractiveChatModel(max_sentences=1), q, [Passage(1, text, 1.0)]) == \
+        "Every glass is washed at 80 degrees. [1]"
+    assert ask(ExtractiveChatModel(max_sentences=1, synonym_zipf=4.0), q, [Passage(1, text, 1.0)]) == \
+        "A small wine is 125 ml. [1]"
+    assert ExtractiveChatModel(synonym_zipf=4.0)._synonyms(q) == {"vino": frozenset({"wine"})}
+    assert ExtractiveChatModel()._synonyms(q) == {}
