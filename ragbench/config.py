@@ -206,6 +206,9 @@ class AnswerConfig:
     # another passage does not answer "How much is afternoon tea?"; 0 = the type anywhere in the answer. Chosen
     # leaving one golden set out (every fold: 0.2; docs/answers.md, session 21).
     answerability_type_coverage: float = 0.2
+    # That share counted as the main check counts coverage, a near-synonym credited with its word cosine (soft
+    # coverage), instead of exact terms only (docs/answers.md, session 40).
+    answerability_type_soft: bool = False
     # An asked word rarer than this in general English (wordfreq Zipf) that readable documents contain but the answer's
     # documents never mention, and not a verb, makes the answer one about a sibling ("surveyor" asked, the on-call
     # operative's allowance quoted); 0 = off. Reads the quoted documents' terms, so it needs answerability_known_names.

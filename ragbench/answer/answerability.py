@@ -410,7 +410,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_everyday_zipf, restricted_terms, cfg.answerability_rare_zipf,
                       sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf,
                       cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf,
-                      cfg.answerability_years, cfg.answerability_typed_zipf)
+                      cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -458,7 +458,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0,
            sibling_zipf: float = 0.0, check_dates: bool = False,
            everyday_known_zipf: float = 0.0, check_years: bool = False,
-           typed_zipf: float = 0.0) -> AnswerabilityReport:
+           typed_zipf: float = 0.0, type_soft: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -533,8 +533,14 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if found and kind is not None and type_coverage > 0:
         # The asked kind of value must come from a sentence about what is asked, not from a neighbour quoted
         # beside it: some sentence must state the type and, read with its own headings, cover enough.
-        on_topic = any(has_type(s, kind, question) and coverage(terms, term_set(f"{s} . {c}") | met, weight)
-                       >= type_coverage for s, c in kept)
+        # With type_soft, "enough" is counted as the main check counts it, near-synonyms credited.
+        def topical(text: str) -> float:
+            if type_soft:
+                return soft_coverage(terms, surface, {**content_words(text), **{t: t for t in met}}, weight, matcher,
+                                     min_word_similarity)
+            return coverage(terms, term_set(text) | met, weight)
+
+        on_topic = any(has_type(s, kind, question) and topical(f"{s} . {c}") >= type_coverage for s, c in kept)
     # With typed_zipf > 0, the asked kind of value must come from one sentence that, with its own headings, names
     # every specific word asked (rarer than typed_zipf in general English, known to readable documents, not a
     # verb): the pork sausages' price beside a gluten-free loaf's does not answer "How much are the gluten-free

@@ -697,3 +697,31 @@ def test_the_typed_sentence_must_name_every_specific_asked_word():
     # A word the sentence's own heading names counts as named.
     assert assess(q, q, rows[:1], [], w, None, 0.0, 0.0, sentence_contexts=["Gluten-free range"],
                   typed_zipf=4.0).answerable
+
+
+class PoochIsDog:
+    """Word vectors: "pooch" and "dog"/"dogs" share axis 0; every other text gets its own axis (by first letter)."""
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 27), dtype=np.float32)
+        for i, t in enumerate(texts):
+            w = t.lower()
+            out[i, 0 if w in {"pooch", "dog", "dogs"} else 1 + (ord(w[0]) - ord("a")) % 26] = 1.0
+        return out
+
+
+def test_the_per_sentence_type_test_can_read_soft_coverage():
+    """answerability_type_soft: the sentence holding the asked time covers "pooch" through its word cosine with
+    "dog", as the main coverage check would credit it; by exact terms it covers nothing asked and is off the topic."""
+    from ragbench.answer.answerability import WordMatcher
+
+    said = ["A calm dog may come in after 10:00."]
+    w = TermWeights.from_texts([OFFICE, PETS, *said])
+    q = "From what time is a pooch allowed?"
+    m = WordMatcher(PoochIsDog())
+    exact = assess(q, q, said, [], w, None, 0.0, 0.0, matcher=m, sentence_contexts=[""], type_coverage=0.2)
+    assert (exact.answerable, exact.reason) == \
+        (False, "no time in an answer sentence on the question's topic (coverage < 0.2)")
+    soft = assess(q, q, said, [], w, None, 0.0, 0.0, matcher=m, sentence_contexts=[""], type_coverage=0.2,
+                  type_soft=True)
+    assert soft.answerable and soft.soft_coverage > soft.coverage
