@@ -164,7 +164,7 @@ class AnswerConfig:
     extractive_semantic: bool = True
     # In the extractive reader's lexical coverage, a question word rarer than this in general English (wordfreq Zipf)
     # is met by a sentence holding a WordNet synonym of it ("wine" for "vino"); only the sentence ranking reads it,
-    # and it needs the wordnet extra. 0 = off (docs/answers.md, session 40).
+    # and it needs the wordnet extra. 0 = off; measured at 8 and 4 and left off (docs/answers.md, session 40).
     extractive_synonym_zipf: float = 0.0
     # Answerability (ragbench.answer.answerability): refuse "unanswerable-question" when the reply holds no answer
     # of the kind asked for, contradicts a qualifier of the question, names no identifier the question asks about,
@@ -207,7 +207,7 @@ class AnswerConfig:
     # leaving one golden set out (every fold: 0.2; docs/answers.md, session 21).
     answerability_type_coverage: float = 0.2
     # That share counted as the main check counts coverage, a near-synonym credited with its word cosine (soft
-    # coverage), instead of exact terms only (docs/answers.md, session 40).
+    # coverage), instead of exact terms only; measured and left off (docs/answers.md, session 40).
     answerability_type_soft: bool = False
     # An asked word rarer than this in general English (wordfreq Zipf) that readable documents contain but the answer's
     # documents never mention, and not a verb, makes the answer one about a sibling ("surveyor" asked, the on-call
@@ -217,12 +217,13 @@ class AnswerConfig:
     # A question word rarer than this in general English (wordfreq Zipf) that the answer lacks is covered by a
     # WordNet synonym of it in the answer ("vino" by wine, "poorly" by ill), and a rare word with such a synonym is
     # no reason to refuse (ragbench.answer.synonyms). Common words are left out: they have many senses, and a
-    # synonym of the wrong one ("close" ~ "end") is no paraphrase. 0 = off.
+    # synonym of the wrong one ("close" ~ "end") is no paraphrase. 0 = off; measured at 8 and 4 and left off
+    # (docs/answers.md, session 40).
     answerability_synonym_zipf: float = 0.0
     # The asked kind of value (money, a number, a date …) must come from one answer sentence that, with its own
     # headings, names every specific word asked: rarer than this in general English (wordfreq Zipf), known to the
     # readable documents, not a verb. Two half-matching sentences (a pork sausages' price, a gluten-free loaf's) do
-    # not answer "How much are the gluten-free sausages?". 0 = off.
+    # not answer "How much are the gluten-free sausages?". 0 = off; measured at 4 and left off (session 40).
     answerability_typed_zipf: float = 0.0
     # A question about what holds from a date ("How much will it cost from April 2026?") is answered only when the
     # answer or its headings state that date (docs/answers.md, session 22).

@@ -486,7 +486,10 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     on-call operative's and supervisor's allowances quoted) makes the answer one about a sibling, like a name. With
     ``check_dates``, a question about what holds from a date ("from April 2026") is answered only when the answer or
     its headings state that date: otherwise it gives what holds now. With ``check_years``, a year the question asks
-    about (not one of the asker's setting) must be stated by the answer or its sentences' contexts."""
+    about (not one of the asker's setting) must be stated by the answer or its sentences' contexts. With
+    ``typed_zipf`` > 0, the asked type must come from one sentence that, with its own headings, names every asked
+    word rarer than that which the readable documents know; with ``type_soft``, the per-sentence share of
+    ``type_coverage`` is counted as soft coverage. (Both measured and left off: docs/answers.md, session 40.)"""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
