@@ -237,11 +237,11 @@ class WordMatcher:
     def synonym_in(self, word: str, candidates: Sequence[str]) -> bool:
         """Is one of ``candidates`` a WordNet synonym of ``word`` (compared by stem)? Only asked of a word rarer than
         ``synonym_zipf`` (0: never): a common word's many senses give synonyms of the wrong one."""
-        if self.synonym_zipf <= 0 or not candidates or zipf(word.lower()) >= self.synonym_zipf:
+        if self.synonym_zipf <= 0 or not candidates:
             return False
-        from .synonyms import synonyms
+        from .synonyms import rare_synonym_stems
 
-        syn = {stem(s) for s in synonyms(word)}
+        syn = rare_synonym_stems(word, self.synonym_zipf)
         return bool(syn) and any(stem(c.lower()) in syn for c in candidates)
 
     def best(self, word: str, candidates: Sequence[str]) -> float:
@@ -331,7 +331,7 @@ def _on_thresholds(reason: str | None) -> bool:
 def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR))
-        or (reason.startswith("no ") and " in an answer sentence naming " in reason)))
+        or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
 ABSENT_NAME = "names "
@@ -339,6 +339,8 @@ RARE_WORD = "asks about the rare word "
 SIBLING_WORD = "asks about the word "
 UNDATED = "asks what holds from "
 UNSTATED_YEAR = "asks about the year "
+#: Inside the type-specific reason, after "no <kind>" (typed_zipf).
+TYPE_NAMING = " in an answer sentence naming "
 
 
 # The named rules of the check, by the opening of the reason each gives (first match wins: the rare- and sibling-word
@@ -364,7 +366,7 @@ def rule_of(reason: str | None) -> str:
         return "other"
     if reason.startswith("no ") and " in an answer sentence on the question's topic" in reason:
         return "type-off-topic"
-    if reason.startswith("no ") and " in an answer sentence naming " in reason:
+    if reason.startswith("no ") and TYPE_NAMING in reason:
         return "type-specific"
     for opening, rule in _RULES:
         if reason.startswith(opening):
@@ -645,8 +647,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         return AnswerabilityReport(cov, sim, kind, False, False, f"no {kind} in an answer sentence on the question's "
                                    f"topic (coverage < {type_coverage})", **signals)
     if unnamed:
-        return AnswerabilityReport(cov, sim, kind, found, False, f"no {kind} in an answer sentence naming "
-                                   + ", ".join(unnamed), **signals)
+        return AnswerabilityReport(cov, sim, kind, found, False, f"no {kind}{TYPE_NAMING}" + ", ".join(unnamed),
+                                   **signals)
     if clash:
         return AnswerabilityReport(cov, sim, kind, found, False, "answers another " + "; ".join(clash), **signals)
     if check_rarest and rarest_missing is not None:

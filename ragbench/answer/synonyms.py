@@ -20,8 +20,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import require_extra
+from ..llm.signals import stem
 
-__all__ = ["synonyms", "wordnet"]
+__all__ = ["rare_synonym_stems", "synonyms", "wordnet"]
 
 
 @lru_cache(maxsize=1)
@@ -46,3 +47,14 @@ def synonyms(word: str) -> frozenset[str]:
             if name.isalpha() and len(name) > 1 and name != w:
                 out.add(name)
     return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def rare_synonym_stems(word: str, below: float) -> frozenset[str]:
+    """The stems of :func:`synonyms` of ``word`` when it is rarer than ``below`` on wordfreq's Zipf scale (a rare word
+    has few senses); empty for a commoner word and when ``below`` ≤ 0 (off). What the check and the reader compare."""
+    from .answerability import zipf
+
+    if below <= 0 or zipf(word.lower()) >= below:
+        return frozenset()
+    return frozenset(stem(s) for s in synonyms(word))

@@ -387,17 +387,10 @@ class ExtractiveChatModel(ChatModel):
         sentence holding one meets the term in the reader's coverage ("wine" for "vino"). Only the ranking reads it."""
         if self.synonym_zipf <= 0:
             return {}
-        from wordfreq import zipf_frequency
+        from ..answer.synonyms import rare_synonym_stems
 
-        from ..answer.synonyms import synonyms
-
-        out = {}
-        for t in words(question, stopwords=True):
-            if t.isalpha() and zipf_frequency(t, "en") < self.synonym_zipf:
-                syn = frozenset(stem(w) for w in synonyms(t))
-                if syn:
-                    out[stem(t)] = syn
-        return out
+        found = {stem(t): rare_synonym_stems(t, self.synonym_zipf) for t in words(question, stopwords=True)}
+        return {t: syn for t, syn in found.items() if syn}
 
     def signals(self, question: str, passages: Sequence[Passage], focus: str | None = None,
                 weights: Mapping[str, float] | None = None) -> list[SentenceSignals]:
