@@ -428,12 +428,16 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
 
 _WORD_SHAPE = re.compile(r"[^\W\d_][\w'’-]*")
 _CALENDAR = frozenset("monday tuesday wednesday thursday friday saturday sunday".split()) | frozenset(_MONTH_NAMES)
+# Kinship words written with a capital when they stand for one's own relative ("If Mum ends up on a ward", "see
+# Dad"): common nouns used as a form of address, not the name of an entity a document could mention.
+_KINSHIP = frozenset("mum mam mom mummy mommy dad daddy nan nana nanna gran granny grandma grandmother grandad "
+                     "granddad grandpa grandfather auntie aunty aunt uncle".split())
 
 
 def names(question: str) -> list[str]:
     """Capitalised words inside a sentence of ``question`` — names and acronyms ("Fenwick", "LTIP", "Wi-Fi") —
-    of at least three letters; sentence-initial words, "I"-forms, days, months and stop words ("The" of "The
-    Quayside") are not names."""
+    of at least three letters; sentence-initial words, "I"-forms, days, months, kinship words ("Mum", "Grandad")
+    and stop words ("The" of "The Quayside") are not names."""
     out = []
     for m in _WORD_SHAPE.finditer(question):
         w = m.group()
@@ -442,7 +446,7 @@ def names(question: str) -> list[str]:
             continue
         if sum(ch.isalpha() for ch in w) < 3 or not w[1:2].isalpha():  # "I'm", "X-rayed"
             continue
-        if w.lower().split("'")[0].split("’")[0] in _CALENDAR:
+        if w.lower().split("'")[0].split("’")[0] in _CALENDAR | _KINSHIP:
             continue
         if w.lower() in STOP_WORDS:  # "The" in "at The Quayside" is part of a name, not a name of its own
             continue

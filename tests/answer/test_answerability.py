@@ -281,6 +281,9 @@ def test_names_are_capitalised_words_inside_a_sentence():
     assert names("What is the CEO's individual LTIP award? Is the guest Wi-Fi open?") == ["CEO's", "LTIP", "Wi-Fi"]
     # a capitalised stop word belongs to the name around it ("The Quayside"): the index has no "the" to find
     assert names("Where is the fire assembly point at The Quayside, Of The Sea?") == ["Quayside", "Sea"]
+    # a kinship word standing for one's own relative is a form of address, not a name; the name after it is one
+    assert names("If Mum ends up on a ward, do we pay? Can I bring Grandad's dog to see Dad and Uncle Ruari?") == \
+        ["Ruari"]
 
 
 def test_a_name_no_readable_document_mentions_is_unanswerable():
@@ -317,6 +320,22 @@ def test_a_known_name_the_quoted_documents_never_mention_makes_the_answer_a_sibl
     assert assess(own, own, ushers, [], w, None, 0.0, 0.0, document_terms=term_set(OFFICE)).reason == \
         "names Sorrelby, which the answer's documents never mention"
     assert assess(own, own, ushers, [], w, None, 0.0, 0.0, document_terms=term_set(other[0])).answerable
+
+
+def test_a_kinship_word_the_quoted_documents_never_mention_is_no_absent_name():
+    """A forum post knows "Mum"; the fees list quoted never says it. "Mum" stands for the asker's mother, so the
+    answer is not about a sibling of anything asked (stennock S029, found at its first contact)."""
+    fees = "Hospital stays: the full weekly fee is paid for 21 days, then 80% of it."
+    forum = "Mum settled in well at the home."
+    w = TermWeights.from_texts([fees, forum, OFFICE])
+    quoted = term_set(fees)
+    q = "If Mum is in hospital for over three weeks, what fee is paid?"
+    assert assess(q, q, [fees], [], w, None, 0.0, 0.0, document_terms=quoted).answerable
+    # the same sentence with a venue's name in that place is refused as before
+    named = "If Thimble is in hospital for over three weeks, what fee is paid?"
+    w2 = TermWeights.from_texts([fees, "Thimble settled in well at the home.", OFFICE])
+    assert assess(named, named, [fees], [], w2, None, 0.0, 0.0, document_terms=quoted).reason == \
+        "names Thimble, which the answer's documents never mention"
 
 
 def test_everyday_words_no_document_contains_weigh_nothing_in_coverage():
