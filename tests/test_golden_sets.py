@@ -1,11 +1,11 @@
-"""The second to twenty-sixth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to twenty-seventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
-data/golden_skelvoe, data/golden_marramby) and the held-out data/heldout/golden_stennock: each loads, has its exact
-counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as
-written."""
+data/golden_skelvoe, data/golden_marramby, data/golden_stennock) and the held-out data/heldout/golden_mardleby and
+data/heldout/golden_scarrowby: each loads, has its exact counts per slice, its labels hold against the ACLs, and its
+follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -270,7 +270,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-hire": 4, "c-standby": 4, "c-samphire": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-mb-26-0318", "[3] and [5]"),
         answerable_injected={"y010": "pub-forum-thread", "y019": "cs-complaint-mb-26-0318"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): its format and labels are checked here; no system's answers.
     "golden_stennock": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["sn-agency", "sn-board", "sn-carer", "sn-ceo", "sn-cook", "sn-family", "sn-finance", "sn-hr",
@@ -281,9 +280,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-fees": 4, "c-oncall": 4, "c-sowthistle": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-sn-26-0271", "[3] and [5]"),
         answerable_injected={"S010": "pub-forum-thread", "S019": "cs-complaint-sn-26-0271"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_mardleby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["gc-agency", "gc-board", "gc-ceo", "gc-chef", "gc-customer", "gc-finance", "gc-grower", "gc-hr",
+                    "gc-retail", "gc-trade"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-sloe": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][9]"), ticket=("cs-complaint-gc-26-0463", "[2] and [6]"),
+        answerable_injected={"W010": "pub-forum-thread", "W019": "cs-complaint-gc-26-0463"}),
+    "golden_scarrowby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["sy-agency", "sy-board", "sy-ceo", "sy-duty", "sy-engineer", "sy-finance", "sy-hr", "sy-passenger",
+                    "sy-resident", "sy-security"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-parking": 4, "c-standby": 4, "c-chiffchaff": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-sy-26-0314", "[3] and [5]"),
+        answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-sy-26-0314"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_stennock"})
+HELDOUT = frozenset({"golden_mardleby", "golden_scarrowby"})
 
 
 def folder_of(name: str) -> Path:
