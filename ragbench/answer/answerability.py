@@ -432,6 +432,7 @@ _CALENDAR = frozenset("monday tuesday wednesday thursday friday saturday sunday"
 # Dad"): common nouns used as a form of address, not the name of an entity a document could mention.
 _KINSHIP = frozenset("mum mam mom mummy mommy dad daddy nan nana nanna gran granny grandma grandmother grandad "
                      "granddad grandpa grandfather auntie aunty aunt uncle".split())
+_NOT_NAMES = _CALENDAR | _KINSHIP
 
 
 def names(question: str) -> list[str]:
@@ -446,7 +447,7 @@ def names(question: str) -> list[str]:
             continue
         if sum(ch.isalpha() for ch in w) < 3 or not w[1:2].isalpha():  # "I'm", "X-rayed"
             continue
-        if w.lower().split("'")[0].split("’")[0] in _CALENDAR | _KINSHIP:
+        if w.lower().split("'")[0].split("’")[0] in _NOT_NAMES:
             continue
         if w.lower() in STOP_WORDS:  # "The" in "at The Quayside" is part of a name, not a name of its own
             continue

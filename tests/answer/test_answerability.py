@@ -324,7 +324,7 @@ def test_a_known_name_the_quoted_documents_never_mention_makes_the_answer_a_sibl
 
 def test_a_kinship_word_the_quoted_documents_never_mention_is_no_absent_name():
     """A forum post knows "Mum"; the fees list quoted never says it. "Mum" stands for the asker's mother, so the
-    answer is not about a sibling of anything asked (stennock S029, found at its first contact)."""
+    answer is not about a sibling of anything asked (stennock S005 and S029 at its first contact)."""
     fees = "Hospital stays: the full weekly fee is paid for 21 days, then 80% of it."
     forum = "Mum settled in well at the home."
     w = TermWeights.from_texts([fees, forum, OFFICE])
