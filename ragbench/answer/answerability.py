@@ -28,7 +28,6 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -40,6 +39,8 @@ from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, coverage
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS, tokenize
+from .frequency import zipf
+from .synonyms import rare_synonym_stems
 
 if TYPE_CHECKING:
     from ..config import AnswerConfig
@@ -118,15 +119,6 @@ class PermittedTermWeights:
         for doc_id in doc_ids:
             out |= self._by_doc.get(doc_id, set())
         return out
-
-
-@lru_cache(maxsize=65536)
-def zipf(word: str) -> float:
-    """How common ``word`` is in general English: wordfreq's Zipf scale, log10 of its frequency per billion words
-    ("the" 7.7, "expected" 5.0, "ferret" 3.0; 0 for a word it has never seen)."""
-    from wordfreq import zipf_frequency
-
-    return float(zipf_frequency(word, "en"))
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -239,8 +231,6 @@ class WordMatcher:
         ``synonym_zipf`` (0: never): a common word's many senses give synonyms of the wrong one."""
         if self.synonym_zipf <= 0 or not candidates:
             return False
-        from .synonyms import rare_synonym_stems
-
         syn = rare_synonym_stems(word, self.synonym_zipf)
         return bool(syn) and any(stem(c.lower()) in syn for c in candidates)
 

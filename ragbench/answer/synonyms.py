@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import require_extra
 from ..llm.signals import stem
+from .frequency import zipf
 
 __all__ = ["rare_synonym_stems", "synonyms", "wordnet"]
 
@@ -53,8 +54,6 @@ def synonyms(word: str) -> frozenset[str]:
 def rare_synonym_stems(word: str, below: float) -> frozenset[str]:
     """The stems of :func:`synonyms` of ``word`` when it is rarer than ``below`` on wordfreq's Zipf scale (a rare word
     has few senses); empty for a commoner word and when ``below`` ≤ 0 (off). What the check and the reader compare."""
-    from .answerability import zipf
-
     if below <= 0 or zipf(word.lower()) >= below:
         return frozenset()
     return frozenset(stem(s) for s in synonyms(word))
