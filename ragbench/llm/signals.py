@@ -41,9 +41,14 @@ QUESTION_WORDS: frozenset[str] = frozenset(
     far fast quickly soon big large high low old minimum maximum happens happen define defined allowed
     biggest largest highest lowest longest shortest smallest earliest latest furthest farthest soonest greatest
     heaviest lightest cheapest dearest referring
-    doesn isn aren wasn weren don didn hasn haven hadn won wouldn shouldn couldn mustn needn ll re ve""".split())
+    doesn isn aren wasn weren don didn hasn haven hadn won wouldn shouldn couldn mustn needn ll re ve
+    whats hows wheres whos whens whys thats theres dont doesnt didnt isnt arent wasnt werent havent hasnt hadnt
+    cant wont wouldnt shouldnt couldnt youre theyre youve weve theyve""".split())
 # "referring": the follow-up rewriter's "(referring to …)"; "doesn", "isn", "ll", …: what the tokenizer leaves of
-# "doesn't", "isn't", "I'll" (carried into a follow-up's subject, they had made "(referring to isn operative doesn …)")
+# "doesn't", "isn't", "I'll" (carried into a follow-up's subject, they had made "(referring to isn operative doesn …)");
+# "whats", "dont", …: the same words typed without the apostrophe (a rare word to the rare-word rule otherwise:
+# "whats the max weight the van tail-lift can take" was refused for "whats"). "ill", "id", "lets", "well" and "were"
+# are words of their own and stay.
 
 _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ness", "ed", "ly")
 
