@@ -1,10 +1,10 @@
-"""The second to twenty-seventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to twenty-ninth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
-data/golden_skelvoe, data/golden_marramby, data/golden_stennock) and the held-out data/heldout/golden_mardleby and
-data/heldout/golden_scarrowby: each loads, has its exact counts per slice, its labels hold against the ACLs, and its
+data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby) and
+the held-out data/heldout/golden_brindlecote and data/heldout/golden_thackerley: each loads, has its exact counts per slice, its labels hold against the ACLs, and its
 follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
@@ -280,7 +280,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-fees": 4, "c-oncall": 4, "c-sowthistle": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-sn-26-0271", "[3] and [5]"),
         answerable_injected={"S010": "pub-forum-thread", "S019": "cs-complaint-sn-26-0271"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_mardleby": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["gc-agency", "gc-board", "gc-ceo", "gc-chef", "gc-customer", "gc-finance", "gc-grower", "gc-hr",
@@ -301,9 +300,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-parking": 4, "c-standby": 4, "c-chiffchaff": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-sy-26-0314", "[3] and [5]"),
         answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-sy-26-0314"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_brindlecote": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["bc-board", "bc-cafe", "bc-ceo", "bc-finance", "bc-hr", "bc-keeper", "bc-member", "bc-presenter",
+                    "bc-vet", "bc-visitor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-tickets": 4, "c-oncall": 4, "c-yellowhammer": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][8]"), ticket=("cs-complaint-bc-26-0528", "[2] and [9]"),
+        answerable_injected={"P010": "pub-forum-thread", "P019": "cs-complaint-bc-26-0528"}),
+    "golden_thackerley": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["tk-accounts", "tk-agency", "tk-board", "tk-ceo", "tk-customer", "tk-driver", "tk-finance", "tk-hr",
+                    "tk-prospect", "tk-store"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-corncrake": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-tk-26-0384", "[3] and [5]"),
+        answerable_injected={"T010": "pub-forum-thread", "T020": "cs-complaint-tk-26-0384"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_mardleby", "golden_scarrowby"})
+HELDOUT = frozenset({"golden_brindlecote", "golden_thackerley"})
 
 
 def folder_of(name: str) -> Path:
