@@ -3,9 +3,9 @@ data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
-data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby) and
-the held-out data/heldout/golden_brindlecote and data/heldout/golden_thackerley: each loads, has its exact counts per slice, its labels hold against the ACLs, and its
-follow-up chains and injection documents are as written."""
+data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby) and the
+held-out data/heldout/golden_brindlecote and data/heldout/golden_thackerley: each loads, has its exact counts per
+slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter

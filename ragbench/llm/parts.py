@@ -21,7 +21,8 @@ _ELLIPTICAL = re.compile(r"(?:for|by|until|till|from)?\s*(?:how\s+(?:many|much|l
 _LEAD_IN = re.compile(r"(.+?,)\s*(?=(?:how|what|when|who|whom|which|where|why|can|may|must|should|is|are|do|does|"
                       r"did|will|would|could|has|have)\b)", re.IGNORECASE)
 _SUBJECT = re.compile(r"\s*(\(referring to [^)]*\))\s*$")
-_SENTENCE = re.compile(r"(?<=[.?!])\s+")
+_SENTENCE = re.compile(r"(?<=[.?!])\s+|\s+[-–—]\s+(?=(?:how|what|what's|whats|when|who|whom|which|where|why|can|may|"
+                       r"must|should|is|are|do|does|did|will|would|could|has|have)\b)", re.IGNORECASE)
 #: Abbreviations whose full stop ends no sentence ("at 2 a.m. on Sunday, how quickly …").
 _ABBREVIATIONS = frozenset("a.m. p.m. am. pm. e.g. i.e. etc. vs. approx. no. mr. mrs. ms. dr. st.".split())
 
@@ -43,7 +44,9 @@ def _sentences(text: str) -> list[str]:
 def split_setting(question: str) -> tuple[str, str]:
     """``(setting, asked)``: the sentences of ``question`` before the one that asks ("I'm 19 and at college." in
     "I'm 19 and at college. Is there a cheaper ticket …?"), which say something about the asker's situation ("" for
-    a one-sentence question), and the rest. The asking sentences are those ending in "?", else the last one."""
+    a one-sentence question), and the rest. The asking sentences are those ending in "?", else the last one. A lead-in
+    set off by a spaced dash before a question word ("My grandson wants to apply - what's the rate …?") is a sentence,
+    as after a full stop."""
     sentences = _sentences(_SUBJECT.sub("", question).strip())
     asking = [i for i, s in enumerate(sentences) if s.endswith("?")] or [len(sentences) - 1]
     return " ".join(sentences[:asking[0]]), " ".join(sentences[asking[0]:])

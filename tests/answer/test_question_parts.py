@@ -92,6 +92,17 @@ def test_split_setting():
     assert split_setting("The printer died. Tell me who fixes it. (referring to label printer)") == \
         ("The printer died.", "Tell me who fixes it.")
     assert split_setting("") == ("", "")
+    # A lead-in set off by a spaced dash before a question word is a sentence of its own, as after a full stop
+    # (scarrowby V012 at first contact: "grandson" was read as asked, and refused as a rare word).
+    assert split_setting("My grandson wants to apply - what's the starting rate for a security officer?") == \
+        ("My grandson wants to apply", "what's the starting rate for a security officer?")
+    assert split_setting("I'm feeling rotten – Whats the latest I can ring in?") == \
+        ("I'm feeling rotten", "Whats the latest I can ring in?")
+    # a dash inside a clause, or one not followed by a question word, splits nothing
+    for q in ("Is a 2-3 day pass £5?", "Is the Tuesday - Friday rate lower?", "A pass - or a ticket?"):
+        assert split_setting(q) == ("", q)
+    assert question_parts("A missed collection - what priority is it and how fast must it be returned?") == \
+        ["A missed collection what priority is it", "A missed collection how fast must it be returned?"]
 
 
 def test_the_reader_gets_top_k_passages_for_each_part():
