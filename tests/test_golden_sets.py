@@ -1,11 +1,12 @@
-"""The second to twenty-ninth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to thirty-first golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
-data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby) and the
-held-out data/heldout/golden_brindlecote and data/heldout/golden_thackerley: each loads, has its exact counts per
-slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
+data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby,
+data/golden_brindlecote, data/golden_thackerley) and any held-out set in data/heldout/ (HELDOUT): each loads, has its
+exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as
+written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -300,7 +301,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-parking": 4, "c-standby": 4, "c-chiffchaff": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-sy-26-0314", "[3] and [5]"),
         answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-sy-26-0314"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_brindlecote": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["bc-board", "bc-cafe", "bc-ceo", "bc-finance", "bc-hr", "bc-keeper", "bc-member", "bc-presenter",
@@ -323,7 +323,7 @@ SETS: dict[str, dict[str, Any]] = {
         answerable_injected={"T010": "pub-forum-thread", "T020": "cs-complaint-tk-26-0384"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_brindlecote", "golden_thackerley"})
+HELDOUT: frozenset[str] = frozenset()
 
 
 def folder_of(name: str) -> Path:
