@@ -220,6 +220,11 @@ class AnswerConfig:
     # synonym of the wrong one ("close" ~ "end") is no paraphrase. 0 = off; measured at 8 and 4 and left off
     # (docs/answers.md, session 40).
     answerability_synonym_zipf: float = 0.0
+    # A family word of the question ("grandad", "nan", "wife") is met by any word of its family relation
+    # ("grandparent", "spouse or partner"; ragbench.answer.kinship): in the check's coverage (and it is then no rare
+    # word to refuse on) and in the extractive reader's choice of sentences. Off: it gained on the pool and lost one
+    # question on the two sets it was tested on blind (docs/answers.md, session 42).
+    kinship: bool = False
     # The asked kind of value (money, a number, a date …) must come from one answer sentence that, with its own
     # headings, names every specific word asked: rarer than this in general English (wordfreq Zipf), known to the
     # readable documents, not a verb. Two half-matching sentences (a pork sausages' price, a gluten-free loaf's) do

@@ -40,6 +40,7 @@ from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS, tokenize
 from .frequency import zipf
+from .kinship import ADDRESS_FORMS, same_relation_in
 from .synonyms import rare_synonym_stems
 
 if TYPE_CHECKING:
@@ -215,9 +216,10 @@ class WordMatcher:
     """Cosine similarity between single words with a sentence embedder (cached), so that a question term with no
     exact match in the answer can still be covered by a near-synonym (``vacation`` ~ ``holiday``)."""
 
-    def __init__(self, embedder: Any, synonym_zipf: float = 0.0) -> None:
+    def __init__(self, embedder: Any, synonym_zipf: float = 0.0, kinship: bool = False) -> None:
         self.embedder = embedder
         self.synonym_zipf = synonym_zipf
+        self.kinship = kinship
         self._vecs: dict[str, np.ndarray] = {}
 
     def _embed(self, words: Sequence[str]) -> None:
@@ -228,8 +230,13 @@ class WordMatcher:
 
     def synonym_in(self, word: str, candidates: Sequence[str]) -> bool:
         """Is one of ``candidates`` a WordNet synonym of ``word`` (compared by stem)? Only asked of a word rarer than
-        ``synonym_zipf`` (0: never): a common word's many senses give synonyms of the wrong one."""
-        if self.synonym_zipf <= 0 or not candidates:
+        ``synonym_zipf`` (0: never): a common word's many senses give synonyms of the wrong one. With ``kinship``, a
+        family word is matched by any word of its family relation ("grandparent" for "grandad"; :mod:`.kinship`)."""
+        if not candidates:
+            return False
+        if self.kinship and same_relation_in(word, candidates):
+            return True
+        if self.synonym_zipf <= 0:
             return False
         syn = rare_synonym_stems(word, self.synonym_zipf)
         return bool(syn) and any(stem(c.lower()) in syn for c in candidates)
@@ -418,11 +425,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
 
 _WORD_SHAPE = re.compile(r"[^\W\d_][\w'’-]*")
 _CALENDAR = frozenset("monday tuesday wednesday thursday friday saturday sunday".split()) | frozenset(_MONTH_NAMES)
-# Kinship words written with a capital when they stand for one's own relative ("If Mum ends up on a ward", "see
-# Dad"): common nouns used as a form of address, not the name of an entity a document could mention.
-_KINSHIP = frozenset("mum mam mom mummy mommy dad daddy nan nana nanna gran granny grandma grandmother grandad "
-                     "granddad grandpa grandfather auntie aunty aunt uncle".split())
-_NOT_NAMES = _CALENDAR | _KINSHIP
+_NOT_NAMES = _CALENDAR | ADDRESS_FORMS  # "Mum", "Grandad": forms of address, not names
 
 
 def names(question: str) -> list[str]:

@@ -192,7 +192,8 @@ class ExtractiveChatModel(ChatModel):
                  type_penalty: float = 0.5, skip_headings: bool = True, conflict_penalty: float = 0.25,
                  carried_weight: float = 0.5, min_gain: float = 0.25, gain_ratio: float = 0.4,
                  same_passage_sentences: int = 0, same_passage_ratio: float = 0.5,
-                 title_definitions: bool = False, synonym_zipf: float = 0.0) -> None:
+                 title_definitions: bool = False, synonym_zipf: float = 0.0,
+                 kinship: bool = False) -> None:
         self.max_passages = max_passages
         self.passage_ratio = passage_ratio
         self.max_sentences = max_sentences
@@ -212,6 +213,7 @@ class ExtractiveChatModel(ChatModel):
         self.same_passage_ratio = same_passage_ratio
         self.title_definitions = title_definitions
         self.synonym_zipf = synonym_zipf
+        self.kinship = kinship
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
@@ -384,12 +386,18 @@ class ExtractiveChatModel(ChatModel):
 
     def _synonyms(self, question: str) -> dict[str, frozenset[str]]:
         """Question term → the stems of its WordNet synonyms, for words rarer than ``synonym_zipf`` (none when 0): a
-        sentence holding one meets the term in the reader's coverage ("wine" for "vino"). Only the ranking reads it."""
-        if self.synonym_zipf <= 0:
-            return {}
-        from ..answer.synonyms import rare_synonym_stems
+        sentence holding one meets the term in the reader's coverage ("wine" for "vino"). Only the ranking reads it.
+        With ``kinship``, a family word's relation ("grandparent" for "grandad") counts as its synonyms."""
+        found: dict[str, frozenset[str]] = {}
+        if self.kinship:
+            from ..answer.kinship import relation_stems
 
-        found = {stem(t): rare_synonym_stems(t, self.synonym_zipf) for t in words(question, stopwords=True)}
+            found = {stem(t): relation_stems(t) for t in words(question, stopwords=True)}
+        if self.synonym_zipf > 0:
+            from ..answer.synonyms import rare_synonym_stems
+
+            for t in words(question, stopwords=True):
+                found[stem(t)] = found.get(stem(t), frozenset()) | rare_synonym_stems(t, self.synonym_zipf)
         return {t: syn for t, syn in found.items() if syn}
 
     def signals(self, question: str, passages: Sequence[Passage], focus: str | None = None,

@@ -1,0 +1,56 @@
+"""Kinship words: a closed class, so a family word of the question can be matched by its family, not its spelling.
+
+A bereavement or carer question says "my grandad", "my nan", "my wife"; the policy says "a grandparent", "your spouse
+or partner". Word cosines rank such pairs no higher than near-topic neighbours, and WordNet's synsets hold "nan" as
+bread and "gran" not at all, so the classes are listed here: each word belongs to one family relation, and a word is
+matched by any word of the same relation. The list also gives the capitalised forms of address ("Mum", "Grandad")
+that are not names (:func:`ragbench.answer.answerability.names`).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..llm.signals import stem
+
+#: Kinship words written with a capital when they stand for one's own relative ("If Mum ends up on a ward", "see
+#: Dad"): common nouns used as a form of address, not the name of an entity a document could mention.
+ADDRESS_FORMS: frozenset[str] = frozenset(
+    "mum mam mom mummy mommy dad daddy nan nana nanna gran granny grandma grandmother grandad granddad grandpa "
+    "grandfather auntie aunty aunt uncle".split())
+
+#: One family relation per line: every word of a line stands for the same relation. "partner" is a spouse's word
+#: here; a business partner is matched only by "partner" itself, which an exact match already covers.
+_RELATIONS: tuple[str, ...] = (
+    "grandparent grandparents grandmother grandmothers grandfather grandfathers grandma grandpa grandad granddad "
+    "gran granny nan nana nanna",
+    "parent parents mother father mum mam mom mummy mommy dad daddy",
+    "spouse spouses wife husband partner",
+    "child children son sons daughter daughters",
+    "grandchild grandchildren grandson grandsons granddaughter granddaughters",
+    "sibling siblings brother brothers sister sisters",
+    "aunt aunts auntie aunty uncle uncles",
+)
+_RELATION_OF: dict[str, int] = {}
+for _i, _line in enumerate(_RELATIONS):
+    for _w in _line.split():
+        _RELATION_OF[_w] = _i
+        _RELATION_OF.setdefault(stem(_w), _i)
+_STEMS: tuple[frozenset[str], ...] = tuple(frozenset(stem(w) for w in line.split()) for line in _RELATIONS)
+
+
+def relation(word: str) -> int | None:
+    """The family relation ``word`` names (an index into the relations), or ``None`` for a word outside them."""
+    w = word.lower()
+    return _RELATION_OF.get(w, _RELATION_OF.get(stem(w)))
+
+
+def relation_stems(word: str) -> frozenset[str]:
+    """The stems of every word naming the family relation ``word`` names (empty outside the relations)."""
+    r = relation(word)
+    return frozenset() if r is None else _STEMS[r]
+
+
+def same_relation_in(word: str, candidates: Iterable[str]) -> bool:
+    """Does one of ``candidates`` name the family relation ``word`` names ("grandparent" for "grandad")?"""
+    r = relation(word)
+    return r is not None and any(relation(c) == r for c in candidates)
