@@ -4,9 +4,9 @@ data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowe
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
 data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby,
-data/golden_brindlecote, data/golden_thackerley) and any held-out set in data/heldout/ (HELDOUT): each loads, has its
-exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as
-written."""
+data/golden_brindlecote, data/golden_thackerley) and the held-out data/heldout/golden_cressbury and
+data/heldout/golden_wyndlecombe: each loads, has its exact counts per slice, its labels hold against the ACLs, and
+its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -321,9 +321,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-corncrake": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-tk-26-0384", "[3] and [5]"),
         answerable_injected={"T010": "pub-forum-thread", "T020": "cs-complaint-tk-26-0384"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_cressbury": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["cb-agency", "cb-berther", "cb-board", "cb-cafe", "cb-finance", "cb-fitter", "cb-hirer", "cb-hr",
+                    "cb-instructor", "cb-md"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-windlass": 4, "c-leave": 3},
+        forum=("pub-forum-thread", "[3][8]"), ticket=("cs-complaint-cb-26-0417", "[4] and [6]"),
+        answerable_injected={"L010": "pub-forum-thread", "L015": "cs-complaint-cb-26-0417"}),
+    "golden_wyndlecombe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["wy-board", "wy-boxoffice", "wy-camper", "wy-fan", "wy-finance", "wy-hr", "wy-md", "wy-siteops",
+                    "wy-steward", "wy-traders"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-tickets": 4, "c-standby": 4, "c-feldspar": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[2][7]"), ticket=("tix-complaint-cs-wy-26-0417", "[3] and [5]"),
+        answerable_injected={"H009": "pub-forum-thread", "H010": "tix-complaint-cs-wy-26-0417"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT: frozenset[str] = frozenset()
+HELDOUT = frozenset({"golden_cressbury", "golden_wyndlecombe"})
 
 
 def folder_of(name: str) -> Path:
