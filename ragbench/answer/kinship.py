@@ -1,10 +1,11 @@
 """Kinship words: a closed class, so a family word of the question can be matched by its family, not its spelling.
 
 A bereavement or carer question says "my grandad", "my nan", "my wife"; the policy says "a grandparent", "your spouse
-or partner". Word cosines rank such pairs no higher than near-topic neighbours, and WordNet's synsets hold "nan" as
-bread and "gran" not at all, so the classes are listed here: each word belongs to one family relation, and a word is
-matched by any word of the same relation. The list also gives the capitalised forms of address ("Mum", "Grandad")
-that are not names (:func:`ragbench.answer.answerability.names`).
+or partner". Word cosines rank such pairs no higher than near-topic neighbours, and WordNet's synsets put "nan" with
+"grandma" and "naan" but never with "grandparent" (a hypernym, which the synonym switch does not follow), so the
+classes are listed here: each word belongs to one family relation, and a word is matched by any word of the same
+relation. The list also gives the capitalised forms of address ("Mum", "Grandad") that are not names
+(:func:`ragbench.answer.answerability.names`).
 """
 from __future__ import annotations
 
