@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
@@ -97,6 +98,15 @@ class Tokenizer:
 def normalize_whitespace(text: str) -> str:
     """Collapse every run of Unicode whitespace to one space and trim."""
     return _WS.sub(" ", text).strip()
+
+
+def fold_accents(text: str) -> str:
+    """``text`` with its letters' accents dropped ("Café" → "Cafe", "Wiśniewski" → "Wisniewski"): canonical
+    decomposition only, so ligatures, superscripts and fractions ("½") are left as they are."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", "".join(
+        ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch)))
 
 
 def tokenize(text: str, stopwords: bool = False) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 
 from ragbench.errors import DataError
 from ragbench.text import (STOP_WORDS, HeuristicTokenCounter, WordPieceTokenCounter, content_hash, count_tokens,
-                           normalize_whitespace, overlap_ratio, read_text_file, sentence_spans, sha256_text,
+                           fold_accents, normalize_whitespace, overlap_ratio, read_text_file, sentence_spans, sha256_text,
                            split_sentences, token_spans, tokenize, truncate_chars)
 
 
@@ -21,6 +21,14 @@ def test_tokenize_lowercases_letter_digit_runs_and_splits_on_underscore_and_punc
     assert tokenize("Hello, World! It's 2024_x") == ["hello", "world", "it", "s", "2024", "x"]
     assert tokenize("Ünïcödé CAFÉ-au-lait") == ["ünïcödé", "café", "au", "lait"]
     assert tokenize("...!!") == []
+
+
+def test_fold_accents_drops_combining_marks_and_keeps_compatibility_characters() -> None:
+    assert fold_accents("Café crèche Wiśniewski naïve") == "Cafe creche Wisniewski naive"
+    assert fold_accents("½ m² ﬁ £5 ø ß") == "½ m² ﬁ £5 ø ß"
+    assert fold_accents("plain") == "plain"
+    # the keyword tokenizer keeps accents (BM25 matches bm25s token for token)
+    assert tokenize("Café") == ["café"]
 
 
 def test_tokenize_removes_stop_words_only_when_asked() -> None:

@@ -38,7 +38,7 @@ from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, coverage
                            salient_terms, stem, term_set, without_exclusions, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
-from ..text import STOP_WORDS, tokenize
+from ..text import STOP_WORDS
 from .frequency import zipf
 from .kinship import ADDRESS_FORMS, same_relation_in
 from .synonyms import rare_synonym_stems
@@ -597,7 +597,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         for name in names(question):
             if name in told_names or name.lower() in seen:
                 continue
-            parts = [stem(t) for t in tokenize(name) if len(t) > 1]
+            parts = [stem(t) for t in words(name) if len(t) > 1]
             if any(df.get(p, 0) == 0 and p not in answer_terms for p in parts):
                 unknown_ids.append(name)
                 seen.add(name.lower())
@@ -609,7 +609,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         for name in names(question):
             if name in told_names or name.lower() in {w.lower() for w in unknown_ids + absent}:
                 continue
-            known_parts = [p for p in (stem(t) for t in tokenize(name) if len(t) > 1) if df.get(p, 0) > 0]
+            known_parts = [p for p in (stem(t) for t in words(name) if len(t) > 1) if df.get(p, 0) > 0]
             if any(p not in answer_terms and p not in document_terms for p in known_parts):
                 absent.append(name)
     # Likewise a plain asked word the readable documents know but the answer's documents never mention, when it is

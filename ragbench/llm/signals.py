@@ -27,7 +27,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ..text import STOP_WORDS, tokenize
+from ..text import STOP_WORDS, fold_accents, tokenize
 from .answer_types import INSTRUCTION_VERBS
 from .parts import split_setting
 
@@ -108,7 +108,9 @@ _DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)")
 
 def words(text: str, stopwords: bool = False) -> list[str]:
     """:func:`ragbench.text.tokenize`, except that a decimal number is one word ("0.2", trailing zeros dropped):
-    split at its point, "0.2" would be the words "0" and "2" and meet every "0.3" and "2 hours"."""
+    split at its point, "0.2" would be the words "0" and "2" and meet every "0.3" and "2 hours". Accents are
+    dropped first, so a question typed "cafe" meets a document's "Café"."""
+    text = fold_accents(text)
     out: list[str] = []
     pos = 0
     for m in _DECIMAL.finditer(text):

@@ -298,6 +298,16 @@ def test_a_name_no_readable_document_mentions_is_unanswerable():
     assert assess(q, q, ["Dogs are welcome in the office on Fridays."], [], known, None, 0.0, 0.0).answerable
 
 
+def test_a_name_typed_without_its_accent_is_the_documents_name():
+    w = TermWeights.from_texts([OFFICE, PETS, "The Café by the lake opens at 9am."])
+    sentence = ["The Café by the lake opens at 9am."]
+    for q in ("When does the Cafe by the lake open?", "When does the Café by the lake open?"):
+        r = assess(q, q, sentence, [], w, None, 0.0, 0.0)
+        assert (r.answerable, r.reason) == (True, None)
+    q = "When does the Cafe by the lake open?"
+    assert salient_terms(q) == salient_terms("When does the Café by the lake open?") == ["cafe", "lake", "open"]
+
+
 def test_a_known_name_the_quoted_documents_never_mention_makes_the_answer_a_siblings():
     """"Thimble" is a venue the corpus knows; an answer quoting the Lyric's document (which never names the Thimble)
     is about another venue."""
