@@ -70,7 +70,11 @@ _RATIO = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)
                     r"|\b(?:a|one|two|three)\s+(?:third|thirds|quarter|quarters|fifth|fifths|tenth|tenths)\s+of\b"
                     r"|\bhalf\s+of\b", re.IGNORECASE)
 #: A rate whose unit the question names ("hourly rate", "daily rate", "rate per night", "rate of pay"): an amount
-#: of money answers it, the unit being the question's (a pay table's row "Security officer | £14.20 |").
+#: of money answers it, the unit being the question's (a pay table's row "Security officer | £14.20 |"). So does a
+#: rate asked with a word for money ("the weekday rate we charge for welding", "the rate we pay"), unless the
+#: question asks for a share in so many words ("What percentage of net fees …").
+_SHARE_Q = re.compile(r"\b(?:percentage|proportion|share|percent|per\s*cent)\b|%", re.IGNORECASE)
+_RATE_Q = re.compile(r"\brates?\b", re.IGNORECASE)
 _MONEY_RATE_Q = re.compile(r"\b(?:hourly|daily|weekly|nightly|monthly|annual|yearly)\s+(?:\w+\s+)?rates?\b"
                            r"|\brates?\s+(?:per|a|an|each)\s+\w+|\b(?:pay|salary|wage)\s+rates?\b"
                            r"|\brates?\s+of\s+pay\b", re.IGNORECASE)
@@ -137,6 +141,11 @@ def expected_type(question: str) -> str | None:
     return None
 
 
+def _money_rate(question: str) -> bool:
+    return bool(_RATE_Q.search(question) and not _SHARE_Q.search(question)
+                and set(tokenize(question)) & MONEY_WORDS)
+
+
 def has_type(text: str, kind: str | None, question: str = "") -> bool:
     """True when ``text`` contains an answer of ``kind``; a role counts for *who* only when the question does
     not already name it."""
@@ -148,8 +157,8 @@ def has_type(text: str, kind: str | None, question: str = "") -> bool:
         return bool(_CURRENCY.search(text))
     if kind == PERCENT:
         return bool(_PERCENT.search(text) or _PER_UNIT.search(text) or _MULTIPLE.search(text) or _RATIO.search(text)
-                    or ((_MONEY_RATE_Q.search(question) or _SHARE_OR_SUM_Q.search(question))
-                        and _CURRENCY.search(text)))
+                    or ((_MONEY_RATE_Q.search(question) or _SHARE_OR_SUM_Q.search(question)
+                         or _money_rate(question)) and _CURRENCY.search(text)))
     if kind == PHONE:
         return any(sum(ch.isdigit() for ch in m.group()) >= 6 for m in _PHONE.finditer(text))
     if kind == TEMPERATURE:

@@ -228,6 +228,11 @@ def test_a_share_can_be_a_ratio_and_a_named_rate_of_pay_an_amount():
     assert has_type("£320 a day.", PERCENT, "What is the daily rate for a contractor?")
     # A rate without a unit of time or pay is not answered by a bare amount.
     assert not has_type("The fee is £25.", PERCENT, "What is the interest rate on the loan?")
+    # So is a rate asked with a word for money, unless the question asks for a share in so many words.
+    assert has_type("Welding and fabrication | £66 | £84 |.", PERCENT,
+                    "what's the weekday rate we charge customers for welding")
+    assert not has_type("Associate dentist | £420 |", PERCENT,
+                        "What percentage rate of net fees do associate dentists receive?")
 
 
 def test_a_title_that_defines_the_asked_name_answers_what_it_is_when_switched_on():
