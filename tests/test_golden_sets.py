@@ -1,12 +1,12 @@
-"""The second to thirty-first golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to thirty-third golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
 data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby,
-data/golden_brindlecote, data/golden_thackerley) and the held-out data/heldout/golden_cressbury and
-data/heldout/golden_wyndlecombe: each loads, has its exact counts per slice, its labels hold against the ACLs, and
-its follow-up chains and injection documents are as written."""
+data/golden_brindlecote, data/golden_thackerley, data/golden_cressbury, data/golden_wyndlecombe) and the held-out
+data/heldout/golden_fallowmere and data/heldout/golden_saltmarden: each loads, has its exact counts per slice, its
+labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -321,7 +321,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-corncrake": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-tk-26-0384", "[3] and [5]"),
         answerable_injected={"T010": "pub-forum-thread", "T020": "cs-complaint-tk-26-0384"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_cressbury": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["cb-agency", "cb-berther", "cb-board", "cb-cafe", "cb-finance", "cb-fitter", "cb-hirer", "cb-hr",
@@ -342,9 +341,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-tickets": 4, "c-standby": 4, "c-feldspar": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("tix-complaint-cs-wy-26-0417", "[3] and [5]"),
         answerable_injected={"H009": "pub-forum-thread", "H010": "tix-complaint-cs-wy-26-0417"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_fallowmere": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["fw-board", "fw-controller", "fw-engineer", "fw-finance", "fw-homeowner", "fw-hr", "fw-landlord",
+                    "fw-md", "fw-stores", "fw-subbie"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-plans": 4, "c-oncall": 4, "c-wagtail": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[5][8]"), ticket=("cs-complaint-fw-26-0319", "[3] and [7]"),
+        answerable_injected={"R009": "pub-forum-thread", "R010": "cs-complaint-fw-26-0319"}),
+    "golden_saltmarden": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["sm-accom", "sm-admissions", "sm-agent", "sm-board", "sm-ceo", "sm-finance", "sm-hr", "sm-parent",
+                    "sm-student", "sm-teacher"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-fees": 4, "c-oncall": 4, "c-whimbrel": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[3][9]"), ticket=("cs-complaint-sm-26-0388", "[3] and [5]"),
+        answerable_injected={"M010": "pub-forum-thread", "M019": "cs-complaint-sm-26-0388"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_cressbury", "golden_wyndlecombe"})
+HELDOUT = frozenset({"golden_fallowmere", "golden_saltmarden"})
 
 
 def folder_of(name: str) -> Path:

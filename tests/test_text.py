@@ -7,8 +7,8 @@ import pytest
 
 from ragbench.errors import DataError
 from ragbench.text import (STOP_WORDS, HeuristicTokenCounter, WordPieceTokenCounter, content_hash, count_tokens,
-                           fold_accents, normalize_whitespace, overlap_ratio, read_text_file, sentence_spans, sha256_text,
-                           split_sentences, token_spans, tokenize, truncate_chars)
+                           fold_accents, normalize_whitespace, overlap_ratio, read_text_file, sentence_spans,
+                           sha256_text, split_sentences, token_spans, tokenize, truncate_chars)
 
 
 def test_normalize_whitespace_collapses_every_unicode_space_and_trims() -> None:
