@@ -303,6 +303,17 @@ class AnswerabilityReport:
     rarest_missing: str | None = None
     parts: tuple[tuple[str, AnswerabilityReport], ...] = ()
 
+    def to_json(self) -> dict[str, Any]:
+        """The signals and the verdict as plain JSON (``rule``: :func:`rule_of` the reason, ``None`` when answerable;
+        ``unknown``: each unknown asked word with its best near-synonym cosine)."""
+        return {"answerable": self.answerable, "reason": self.reason,
+                "rule": None if self.answerable else rule_of(self.reason),
+                "coverage": round(self.coverage, 6), "soft_coverage": round(self.soft_coverage, 6),
+                "similarity": round(self.similarity, 6), "expected_type": self.expected_type,
+                "type_found": self.type_found, "conflicts": list(self.conflicts),
+                "unknown": [[w, round(sim, 6)] for w, sim in self.unknown], "rarest_missing": self.rarest_missing,
+                "parts": [{"text": text, "answerable": r.answerable, "reason": r.reason} for text, r in self.parts]}
+
     @property
     def unanswered_parts(self) -> tuple[str, ...]:
         """The parts of an answered multi-part question that no answer sentence answers on its own."""

@@ -125,6 +125,18 @@ class Answer:
                 "answer_id": self.answer_id, "error": self.error, "unanswered_parts": list(self.unanswered_parts),
                 "judge_p_yes": self.judge_p_yes}
 
+    def explain(self) -> dict[str, Any]:
+        """Why this answer was given or refused, for the operator (``ragbench ask --explain``): the rule that decided
+        it, the standalone question that was retrieved with, the restricted gap and lead, the judge's P(yes), the
+        answerability check's signals (``None`` when a floor refused before the check) and the sentences the check
+        read, each with the chunk that supports it. Never part of :meth:`to_json` or a server reply: it says what a
+        refusal's wording does not (that a passage the asker may not read ranked first)."""
+        return {"decided_by": self.decided_by, "query": self.query, "restricted_gap": round(self.restricted_gap, 6),
+                "restricted_lead": round(self.restricted_lead, 6), "judge_p_yes": self.judge_p_yes,
+                "check": None if self.answerability is None else self.answerability.to_json(),
+                "sentences": [{"text": s.sentence.text, "chunk_id": s.chunk_id, "support": round(s.score, 6),
+                               "supported": s.supported} for s in self.sentences]}
+
     def to_row(self, qid: str) -> dict[str, Any]:
         """A row of the ``answers`` table (plus the optional columns)."""
         return {"qid": qid, "answer": self.answer, "citations": [c.to_json() for c in self.citations],

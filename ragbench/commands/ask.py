@@ -7,7 +7,8 @@ gives its principals file). Each answer is logged as an MLflow run (experiment `
 stdout is one JSON line with ``answer, refused, refusal_reason, citations [{doc_id, title, chunk_id, start, end}],
 support_ratio, prompt_version, model_id`` (plus retrieval_mode, context_tokens, answer_id, error, unanswered_parts,
 judge_p_yes — the judge's P(yes) when a graded judge read the answer, else null — and mlflow_run_id). A multi-part
-question answered in part lists the parts no sentence answers.
+question answered in part lists the parts no sentence answers. ``--explain`` adds why (``explain``: the rule that
+decided, the answerability check's signals, the sentences it read; :meth:`ragbench.answer.service.Answer.explain`).
 """
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rescue", default=None, metavar="MODEL",
                    help="the rescue profile: the text check decides, and this local model (llama) reads only the "
                         "answers it refused on coverage and similarity (docs/answers.md)")
+    p.add_argument("--explain", action="store_true",
+                   help="also say why: the rule that decided, the answerability check's signals and the sentences "
+                        "it read (JSON: an 'explain' object). For the operator: it says what a refusal's wording "
+                        "never does, such as a restricted passage ranking first")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,6 +72,28 @@ def answer_lines(answer: Any) -> list[str]:
     return lines
 
 
+def explain_lines(answer: Any) -> list[str]:
+    """The human-readable :meth:`~ragbench.answer.service.Answer.explain`: the deciding rule, the check's signals,
+    the sentences it read."""
+    why = answer.explain()
+    lines = [f"  decided by {why['decided_by']} · query: {why['query']}"]
+    if why["restricted_gap"] or why["restricted_lead"]:
+        lines.append(f"  restricted gap {why['restricted_gap']:.3f} · restricted lead {why['restricted_lead']:.3f}")
+    if why["judge_p_yes"] is not None:
+        lines.append(f"  judge P(yes) {why['judge_p_yes']:.3f}")
+    check = why["check"]
+    if check is not None:
+        kind = check["expected_type"] or "open"
+        lines.append(f"  check: coverage {check['coverage']:.2f} (soft {check['soft_coverage']:.2f}) · similarity "
+                     f"{check['similarity']:.2f} · type {kind} ({'found' if check['type_found'] else 'not found'})")
+        if check["reason"]:
+            lines.append(f"  check {'passed' if check['answerable'] else 'refused'}: {check['reason']}")
+        lines += [f"    part {'answered' if p['answerable'] else 'refused'}: {p['text']}"
+                  + (f" ({p['reason']})" if p["reason"] else "") for p in check["parts"]]
+    lines += [f"  read [{s['chunk_id']}] {s['text']}" for s in why["sentences"]]
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     from ..provenance import text_hash
     from ..retrieval.factory import stage_signatures
@@ -79,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         service.store.close()
     out.text(*answer_lines(answer))
+    if args.explain:
+        out.text(*explain_lines(answer))
     rec = record_run(EXPERIMENT, "ask", cfg,
                      {"refused": float(answer.refused), "support_ratio": answer.support_ratio,
                       "context_tokens": answer.context_tokens, "citations": len(answer.citations)},
@@ -92,5 +121,6 @@ def run(args: argparse.Namespace) -> int:
     out.text(f"  mlflow run: {rec.run_id or rec.skipped or 'not logged'}")
     if rec.error:
         out.error(rec.error)
-    out.json({**answer.to_json(), "mlflow_run_id": rec.run_id})
+    out.json({**answer.to_json(), "mlflow_run_id": rec.run_id,
+              **({"explain": answer.explain()} if args.explain else {})})
     return 1 if rec.error else 0

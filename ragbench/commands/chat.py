@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from ._common import Output, add_config_options, add_output_options, json_line
-from .ask import add_common, answer_lines, service_for
+from .ask import add_common, answer_lines, explain_lines, service_for
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,9 +38,10 @@ def run(args: argparse.Namespace) -> int:
                 continue
             answer = session.ask(line.strip())
             if out.as_json:
-                print(json_line(answer.to_json()), flush=True)
+                print(json_line({**answer.to_json(), **({"explain": answer.explain()} if args.explain else {})}),
+                      flush=True)
             else:
-                out.text(*answer_lines(answer))
+                out.text(*answer_lines(answer), *(explain_lines(answer) if args.explain else []))
     finally:
         service.store.close()
     return 0

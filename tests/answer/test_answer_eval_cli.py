@@ -149,6 +149,47 @@ def test_cli_chat_follow_up(tmp_path):
     assert {c["doc_id"] for c in lines[1]["citations"]} == {"fin-travel"}
 
 
+def test_cli_ask_explain_says_which_rule_decided_and_what_the_check_read(tmp_path):
+    q = "How many days of annual leave do full-time employees get?"
+    r = _ragbench(["ask", q, "--as", "eval-staff", "--json", "--explain", "--retriever", "bm25"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    why = json.loads(r.stdout.strip().splitlines()[-1])["explain"]
+    assert (why["decided_by"], why["query"], why["restricted_gap"], why["judge_p_yes"]) == \
+        ("check:coverage", q, 0.0, None)
+    assert {k: why["check"][k] for k in ("answerable", "reason", "rule", "coverage", "expected_type", "type_found")} \
+        == {"answerable": True, "reason": None, "rule": None, "coverage": 1.0, "expected_type": "number",
+            "type_found": True}
+    assert why["sentences"][0]["text"].startswith("Full-time employees receive 25 days of annual leave")
+    assert why["sentences"][0]["supported"] is True
+    # The text form: the rule, the check's signals and the sentences read, after the answer.
+    r = _ragbench(["ask", q, "--as", "eval-guest", "--explain", "--retriever", "bm25", "--no-mlflow"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1] == "(refused: insufficient-retrieval)"
+    assert f"  decided by restricted-gap · query: {q}" in lines
+    assert not any(line.startswith("  check:") or line.startswith("  read [") for line in lines)
+    # Without the flag, no explain object: an asker's reply never says which rule decided.
+    r = _ragbench(["ask", q, "--as", "eval-guest", "--json", "--retriever", "bm25", "--no-mlflow"], tmp_path)
+    assert "explain" not in json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_explain_carries_a_named_rules_reason_and_a_floors_gap(golden):
+    from ragbench.eval.answers import build_service, build_store
+
+    cfg = with_overrides(answer_config(None, "bm25"), FAST)
+    svc = build_service(golden, cfg, "bm25", None, store=build_store(golden, cfg, None))
+    q = golden.question("g037")  # a paraphrase refused for "username", a word no readable document has
+    why = svc.answer(q.question, q.asked_by).explain()
+    assert why["decided_by"] == "check:rare-word"
+    assert (why["check"]["answerable"], why["check"]["rule"], why["check"]["reason"]) == \
+        (False, "rare-word", "asks about the rare word username, which no readable document contains")
+    assert [w for w, _ in why["check"]["unknown"]] == ["outsourced", "username"]
+    assert why["sentences"][1]["text"].startswith("Vendors must never share accounts or passwords")
+    guest = svc.answer(golden.question("g056").question, "eval-guest").explain()
+    assert (guest["decided_by"], guest["check"], guest["sentences"]) == ("restricted-gap", None, [])
+    assert guest["restricted_gap"] > 0.3
+
+
 def test_handled_right_counts_a_wrong_answer_as_a_miss(golden):
     from dataclasses import replace
 
