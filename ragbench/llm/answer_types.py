@@ -60,7 +60,11 @@ _FREQUENCY = re.compile(r"\b(?:every|each|per)\s+(?:\w+\s+)?(?:\d+\s+)?\w+"
                         r"|\b(?:hourly|daily|nightly|weekly|fortnightly|monthly|quarterly|annually|yearly|annual)\b"
                         r"|\b(?:once|twice)\b|\b\w+\s+times\b|\binterval|\ba\s+(?:day|week|fortnight|month|year|shift)\b",
                         re.IGNORECASE)
-_PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|share|commission|discount)\b", re.IGNORECASE)
+#: "share" asks for a share as a noun ("what share of", "as a share of", "their share"); as a verb ("Can a
+#: contractor's staff share one login?") it asks yes or no. An APR or AER is a percentage by definition.
+_PERCENT_Q = re.compile(r"\b(?:rate|percentage|proportion|commission|discount|apr|aer)\b|\bshare\s+of\b"
+                        r"|\b(?:what|which|a|the|their|our|his|her|its|my|your|whose)\s+share\b(?![-‐])"
+                        r"|\bshare\s+(?:do|does|did|will|would|can|is|are)\b", re.IGNORECASE)
 #: A commission or a discount is a share or a sum ("8 per cent", "£5 off"): an amount of money answers it too.
 _SHARE_OR_SUM_Q = re.compile(r"\b(?:commission|discount)s?\b", re.IGNORECASE)
 #: A share stated as a ratio or a fraction ("1 in 10 passengers", "one in five", "a third of", "half of them"); a

@@ -228,6 +228,11 @@ def test_a_share_can_be_a_ratio_and_a_named_rate_of_pay_an_amount():
     assert has_type("£320 a day.", PERCENT, "What is the daily rate for a contractor?")
     # A rate without a unit of time or pay is not answered by a bare amount.
     assert not has_type("The fee is £25.", PERCENT, "What is the interest rate on the loan?")
+    # "share" asks for a share only as a noun; an APR asks for a percentage whatever else the question names.
+    assert expected_type("What share of the value passed to the agency did it recover?") == PERCENT
+    assert expected_type("What were arrears as a share of the rent debit?") == PERCENT
+    assert expected_type("Can a contractor's staff share one login?") is None
+    assert expected_type("What is the APR on a share-secured loan, and what dividend did the account pay?") == PERCENT
     # So is a rate asked with a word for money, unless the question asks for a share in so many words.
     assert has_type("Welding and fabrication | £66 | £84 |.", PERCENT,
                     "what's the weekday rate we charge customers for welding")
