@@ -23,9 +23,9 @@ def test_notebook_outputs_reproduce(name, tmp_path):
     env = dict(os.environ, MLFLOW_TRACKING_URI=f"sqlite:///{tmp_path / 'mlflow.db'}",
                RAGBENCH_CACHE=str(tmp_path / "cache"))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
-           "--nbval-sanitize-with", str(SANITIZE), "--nbval-cell-timeout", "900",
+           "--nbval-sanitize-with", str(SANITIZE), "--nbval-cell-timeout", "1500",
            "--rootdir", str(tmp_path), str(ROOT / "notebooks" / name)]
-    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=2700)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
