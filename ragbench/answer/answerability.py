@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type
+from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type, under_headers
 from ..llm.parts import question_parts, split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, coverage, graded_codes, is_number,
                            salient_terms, stem, term_set, without_exclusions, words)
@@ -507,7 +507,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
     kind = expected_type(question)
-    found = has_type(" ".join(sentences), kind, question)
+    found = has_type(" ".join(under_headers(s, c) for s, c in kept), kind, question)
     evidence_text = " . ".join([*sentences, *titles])
     # An asked amount inside a band the answer states ("£400,000" under "Up to £1 million") is answered.
     met = amount_terms_met(question, " ".join(sentences))
@@ -554,7 +554,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                      min_word_similarity)
             return coverage(terms, term_set(text) | met, weight)
 
-        on_topic = any(has_type(s, kind, question) and topical(f"{s} . {c}") >= type_coverage for s, c in kept)
+        on_topic = any(has_type(under_headers(s, c), kind, question) and topical(f"{s} . {c}") >= type_coverage
+                       for s, c in kept)
     # With typed_zipf > 0, the asked kind of value must come from one sentence that, with its own headings, names
     # every specific word asked (rarer than typed_zipf in general English, known to readable documents, not a
     # verb): the pork sausages' price beside a gluten-free loaf's does not answer "How much are the gluten-free
@@ -563,7 +564,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if found and on_topic and kind is not None and typed_zipf > 0 and df is not None:
         specific = [t for t in sorted(asking_terms - aside) if t in terms and df.get(t, 0) > 0
                     and rare_thing(surface.get(t, t), typed_zipf) and not after_subject(surface.get(t, t), question)]
-        if specific and not any(has_type(s, kind, question)
+        if specific and not any(has_type(under_headers(s, c), kind, question)
                                 and all(t in term_set(f"{s} . {c}") | met for t in specific) for s, c in kept):
             unnamed = [surface.get(t, t) for t in specific]
     soft = soft_coverage(terms, surface, {**content_words(evidence_text), **{t: t for t in met}}, weight, matcher,

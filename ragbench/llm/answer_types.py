@@ -176,6 +176,30 @@ def has_type(text: str, kind: str | None, question: str = "") -> bool:
     raise ConfigError(f"unknown answer type {kind!r}; expected one of {list(ANSWER_TYPES)}.")
 
 
+def _cells(line: str) -> list[str]:
+    """The cells of a Markdown table line ("| a | b |" or a quoted row "a | b |."), empty inner cells kept."""
+    body = line.strip().rstrip(".").strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") else body
+    return [c.strip() for c in body.split("|")]
+
+
+def under_headers(sentence: str, context: str = "") -> str:
+    """``sentence`` as the asked-type test reads it: a table row's cells each under their column header ("Safety
+    inspection every 6 weeks" for the cell "6 weeks" in the column "Safety inspection every"), when ``context``
+    (the sentence's titles and headings, " . "-joined) holds its table's header line with as many cells; any other
+    sentence as it is. A cell means what its column says: "12.50" under "Price (£)" is an amount of money."""
+    if "|" not in sentence or not context:
+        return sentence
+    header = next((h for h in reversed(context.split(" . ")) if h.startswith("|") and h.endswith("|")), None)
+    if header is None:
+        return sentence
+    heads, cells = _cells(header), _cells(sentence)
+    if len(heads) != len(cells) or len(cells) < 2:
+        return sentence
+    return " | ".join(f"{h} {c}".strip() for h, c in zip(heads, cells))
+
+
 #: The asker asks what to do: "what should I do", "what do I have to do", "what now", "how do I / can we <verb> …".
 #: A question about what someone else must do ("What must the shift lead do first?") is answered by a statement.
 _ACTION_Q = re.compile(r"\bwhat\s+(?:should|must|do|can|shall)\s+(?:i|we|you)\s+(?:(?:have|need)\s+to\s+)?do\b"

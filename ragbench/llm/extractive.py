@@ -26,7 +26,7 @@ from ..errors import ConfigError, ModelError
 from ..schema import Message
 from ..text import count_tokens, normalize_whitespace, tokenize
 from .base import ChatModel, Completion
-from .answer_types import asks_for_action, expected_type, has_type, is_instruction
+from .answer_types import asks_for_action, expected_type, has_type, is_instruction, under_headers
 from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, split_answer_sentences,
                       strip_markers)
 from .parts import question_parts
@@ -299,7 +299,7 @@ class ExtractiveChatModel(ChatModel):
                     if len(tokenize(sentence, stopwords=True)) < self.min_sentence_tokens:
                         continue
                     here = weight
-                    if kind is not None and not has_type(sentence, kind, question):
+                    if kind is not None and not has_type(under_headers(sentence, context), kind, question):
                         here = weight * self.type_penalty  # e.g. no number for "how many …?"
                     if action and not is_instruction(sentence):
                         here *= self.type_penalty  # "what now?" is answered by "Report it …", not by the cause
@@ -411,10 +411,11 @@ class ExtractiveChatModel(ChatModel):
         own = set(salient_terms(focus)) if focus else set(terms)
         kind = expected_type(asked)
         out = []
-        for _, sig in self._candidates(question, passages, focus, weights):
+        for row, sig in self._candidates(question, passages, focus, weights):
             said = term_set(sig.sentence) | amount_terms_met(asked, sig.sentence)
+            typed = kind is not None and has_type(under_headers(sig.sentence, row.context), kind, asked)
             out.append(replace(sig, asked_coverage=coverage([t for t in terms if t in own], said, weight)
-                               if terms else 0.0, typed=kind is not None and has_type(sig.sentence, kind, asked),
+                               if terms else 0.0, typed=typed,
                                asks_type=kind is not None))
         return out
 
@@ -467,11 +468,12 @@ class ExtractiveChatModel(ChatModel):
             if len(chosen) > self.max_sentences:
                 break
             kind = expected_type(part)
-            if kind is None or any(has_type(c.sentence, kind, part) for c in chosen):
+            if kind is None or any(has_type(under_headers(c.sentence, c.context), kind, part) for c in chosen):
                 continue
             own = salient_terms(part)
             pick = next((c for c in ranked if c not in chosen and c.score >= self.gain_ratio * best
-                         and has_type(c.sentence, kind, part) and any(t in c.evidence for t in own)), None)
+                         and has_type(under_headers(c.sentence, c.context), kind, part)
+                         and any(t in c.evidence for t in own)), None)
             if pick is not None:
                 chosen.append(pick)
 

@@ -228,15 +228,23 @@ def graded_codes(text: str) -> set[str]:
     return {f"{family} {number}" for family, number in _graded(text)}
 
 
-#: A counted kind written as a number and a noun ("5-bedroom", "10-week"); in evidence also unhyphenated ("1
-#: bedroom"). Only the hyphenated form counts in a question, where "3 days" is as often a condition as a kind.
-_COUNTED_ASKED = re.compile(r"(?<![\w.,-])(\d{1,3})-([^\W\d_]{3,})(?![\w-])")
+#: A counted kind written as a number and a noun ("5-bedroom", "10-week", "7.5-tonne": a decimal too, a sibling of
+#: "26-tonne"); in evidence also unhyphenated ("1 bedroom"). Only the hyphenated form counts in a question, where
+#: "3 days" is as often a condition as a kind.
+_COUNTED_ASKED = re.compile(r"(?<![\w.,-])(\d{1,3}(?:\.\d+)?)-([^\W\d_]{3,})(?![\w-])")
 _AFTER = re.compile(r"\b(?:after|beyond)\s*$", re.IGNORECASE)
-_COUNTED = re.compile(r"(?<![\w.,-])(\d{1,3})[ -]([^\W\d_]{3,})(?![\w-])")
+_COUNTED = re.compile(r"(?<![\w.,-])(\d{1,3}(?:\.\d+)?)[ -]([^\W\d_]{3,})(?![\w-])")
 
 
 def _counted(pattern: re.Pattern[str], text: str) -> set[tuple[str, str]]:
-    return {(stem(m.group(2).lower()), m.group(1).lstrip("0") or "0") for m in pattern.finditer(text)}
+    return {(stem(m.group(2).lower()), _count(m.group(1))) for m in pattern.finditer(text)}
+
+
+def _count(number: str) -> str:
+    """A count as compared: "07" and "7" alike, "7.50" and "7.5" alike."""
+    whole, _, frac = number.partition(".")
+    whole, frac = whole.lstrip("0") or "0", frac.rstrip("0")
+    return f"{whole}.{frac}" if frac else whole
 
 
 @lru_cache(maxsize=1024)

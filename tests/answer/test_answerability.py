@@ -603,6 +603,24 @@ def test_the_asked_type_must_come_from_a_sentence_on_the_question_s_topic():
                       type_coverage=share + 1e-9).answerable
 
 
+def test_a_table_row_states_the_type_its_column_header_names():
+    """Gorsebeck z020's shape: the row "18-tonne rigid dray | Class C | 6 weeks |" under the header "| Vehicle |
+    Licence needed | Safety inspection every |" states a frequency ("every 6 weeks"), though the row alone holds
+    none. Without the header in the row's own context, or with a header of another width, it is read alone."""
+    row = "18-tonne rigid dray with tail-lift | Class C | 6 weeks |."
+    header = "| Vehicle | Licence needed | Safety inspection every |"
+    w = TermWeights.from_texts([row, OFFICE, PETS])
+    q = "How often does an 18-tonne dray need a safety inspection?"
+    read = assess(q, q, [row], [], w, None, 0.0, 0.0, sentence_contexts=[f"Dray fleet handbook . {header}"],
+                  type_coverage=0.2)
+    assert (read.answerable, read.expected_type, read.type_found) == (True, "frequency", True)
+    alone = assess(q, q, [row], [], w, None, 0.0, 0.0, sentence_contexts=["Dray fleet handbook"], type_coverage=0.2)
+    assert (alone.answerable, alone.type_found, alone.reason) == (False, False, "no frequency in the answer")
+    narrow = assess(q, q, [row], [], w, None, 0.0, 0.0, sentence_contexts=["| Vehicle | Safety inspection every |"],
+                    type_coverage=0.2)
+    assert (narrow.answerable, narrow.type_found) == (False, False)
+
+
 def test_a_specific_word_the_answers_documents_never_mention_is_a_sibling():
     """kestrel k074: "surveyor" is in the readable documents, but the quoted rota pays operatives and supervisors."""
     from ragbench.answer.answerability import after_subject

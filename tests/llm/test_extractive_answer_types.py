@@ -172,6 +172,35 @@ def test_a_table_row_is_read_with_its_column_headers_and_the_header_is_never_quo
     assert "ticket | adult | child (5-15) |" in headings(fares)
 
 
+def test_the_type_test_reads_each_cell_under_its_column_header():
+    from ragbench.llm.answer_types import FREQUENCY, MONEY, has_type, under_headers
+
+    row = "7.5-tonne caged tipper | 8 | 8 weeks |."
+    ctx = "Fleet checks . Inspections . | Vehicle | Number in fleet | Safety inspection every |"
+    assert under_headers(row, ctx) == \
+        "Vehicle 7.5-tonne caged tipper | Number in fleet 8 | Safety inspection every 8 weeks"
+    assert has_type(under_headers(row, ctx), FREQUENCY) and not has_type(row, FREQUENCY)
+    # The nearest header of the context counts; a row of another width, a plain sentence or no header: as it is.
+    assert under_headers("Adult | 12.50 |.", "| Old | Older | Oldest | . | Ticket | Price (£) |") == \
+        "Ticket Adult | Price (£) 12.50"
+    assert has_type(under_headers("Adult | 12.50 |.", "| Ticket | Price (£) |"), MONEY)
+    assert under_headers(row, "| Vehicle | Safety inspection every |") == row
+    assert under_headers("Drays are inspected often.", ctx) == "Drays are inspected often."
+    assert under_headers(row, "Fleet checks") == row
+
+
+def test_the_reader_prefers_the_row_whose_column_states_the_asked_type():
+    """Cindergate c019's shape: "How often …?" asks for a frequency; the tipper's row holds one only under its
+    header, so read alone the row would lose to a looser sentence that states one ("each morning", "monthly")."""
+    fleet = ("## Inspections\n\n| Vehicle | Number in fleet | Safety inspection every |\n|---|---|---|\n"
+             "| 7.5-tonne caged tipper | 8 | 8 weeks |")
+    q = "How often does a 7.5-tonne caged tipper have a safety inspection?"
+    for other in ("Every caged tipper gets a safety check by its driver each morning.",
+                  "Safety inspections of tippers are booked monthly."):
+        assert ask(ExtractiveChatModel(max_sentences=1), q, [Passage(1, fleet, 1.0), Passage(2, other, 1.0)]) == \
+            "7.5-tonne caged tipper | 8 | 8 weeks |. [1]"
+
+
 def test_a_header_line_at_the_end_of_a_chunk_is_still_a_header():
     # A chunk boundary right after the separator line leaves the header with no row under it: it is still a
     # header, not a sentence (it had been quoted as "Grade | Salary range (full time, 37 hours) |.").

@@ -209,6 +209,20 @@ def test_stem_meets_irregular_verb_forms_and_undoubles_a_spelling_consonant():
     assert stem("billed") == "bill" and stem("passing") == "pass" and stem("buzzing") == "buzz"
 
 
+def test_a_decimal_counted_kind_is_a_sibling():
+    """Gorsebeck z064's shape: "26-tonne drays" asked, only the 7.5-tonne and 3.5-tonne rows stated: the answer is
+    about other vehicles. A count is compared as a number ("7.50-tonne" is "7.5-tonne")."""
+    from ragbench.llm.signals import quantity_conflicts
+
+    rows = "7.5-tonne dray with tail-lift | C1 | 8 weeks |. 3.5-tonne van | car licence | 12 weeks |."
+    assert quantity_conflicts("How often do our 26-tonne drays need a safety inspection?", rows) == \
+        ["26-tonn≠3.5-tonn"]
+    assert quantity_conflicts("How often does a 7.5-tonne dray need a safety inspection?", rows) == []
+    assert quantity_conflicts("How often does a 7.50-tonne dray need a safety inspection?", rows) == []
+    assert quantity_conflicts("How often does a 7.5-tonne dray need a safety inspection?",
+                              "26-tonne refuse collection vehicle | 56 | 6 weeks |.") == ["7.5-tonn≠26-tonn"]
+
+
 def test_a_quantity_or_counted_kind_conflicts_with_its_siblings():
     from ragbench.llm.signals import quantity_conflicts
 
