@@ -1,11 +1,12 @@
-"""The second to thirty-third golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to thirty-fifth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
 data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby,
-data/golden_brindlecote, data/golden_thackerley, data/golden_cressbury, data/golden_wyndlecombe) and the held-out
-data/heldout/golden_fallowmere and data/heldout/golden_saltmarden: each loads, has its exact counts per slice, its
+data/golden_brindlecote, data/golden_thackerley, data/golden_cressbury, data/golden_wyndlecombe,
+data/golden_fallowmere, data/golden_saltmarden) and the held-out data/heldout/golden_tallowick and
+data/heldout/golden_tollerwick: each loads, has its exact counts per slice, its
 labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
@@ -362,9 +363,29 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-fees": 4, "c-oncall": 4, "c-whimbrel": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[3][9]"), ticket=("cs-complaint-sm-26-0388", "[3] and [5]"),
         answerable_injected={"M010": "pub-forum-thread", "M019": "cs-complaint-sm-26-0388"}),
+    "golden_tallowick": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["tl-agency", "tl-board", "tl-events", "tl-filmgoer", "tl-finance", "tl-hr", "tl-md",
+                    "tl-projectionist", "tl-teacher", "tl-usher"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-moorhen": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-tc-26-0412", "[3] and [5]"),
+        answerable_injected={"C010": "pub-forum-thread", "C019": "cs-complaint-tc-26-0412"}),
+    "golden_tollerwick": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["tq-board", "tq-ceo", "tq-dentist", "tq-finance", "tq-hr", "tq-locum", "tq-nurse", "tq-patient",
+                    "tq-prospect", "tq-reception"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-plan": 4, "c-oncall": 4, "c-mortice": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-tl-26-0358", "[3] and [5]"),
+        answerable_injected={"D009": "pub-forum-thread", "D010": "cs-complaint-tl-26-0358"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_fallowmere", "golden_saltmarden"})
+HELDOUT = frozenset({"golden_tallowick", "golden_tollerwick"})
 
 
 def folder_of(name: str) -> Path:
