@@ -1,12 +1,12 @@
-"""``ragbench eval {beir,golden,qa}``: each evaluation's command lives in ``eval_<name>.py`` (argument parsing and
-printing; the evaluation itself is in :mod:`ragbench.eval`)."""
+"""``ragbench eval {beir,golden,qa,compare}``: each evaluation's command lives in ``eval_<name>.py`` (argument
+parsing and printing; the evaluation itself is in :mod:`ragbench.eval`)."""
 from __future__ import annotations
 
 import argparse
 
-from . import eval_beir, eval_golden, eval_qa
+from . import eval_beir, eval_compare, eval_golden, eval_qa
 
-SUBCOMMANDS = (eval_beir, eval_golden, eval_qa)
+SUBCOMMANDS = (eval_beir, eval_golden, eval_qa, eval_compare)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
