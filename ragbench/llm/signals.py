@@ -619,22 +619,31 @@ def amount_terms_met(question: str, evidence: str) -> set[str]:
 
 _NUMBER_NAMES = {w: i for i, w in enumerate("""zero one two three four five six seven eight nine ten eleven twelve
     thirteen fourteen fifteen sixteen seventeen eighteen nineteen""".split())}
-#: An age the question names ("my eight-year-old", "a 12 year old"); not the end of a range ("15 to 19-year-olds").
-_AGE_ASKED = re.compile(r"(?<!to )(?<!and )\b(\d{1,2}|" + "|".join(_NUMBER_NAMES) + r")[- ]year[- ]old\b",
+_AGE_NUMBER = r"(\d{1,2}|" + "|".join(_NUMBER_NAMES) + r")"
+#: An age the question names ("my eight-year-old", "a 12 year old", "19-year-olds") or a range of ages ("12 and 13
+#: year olds", "15 to 19-year-olds": both ends asked).
+_AGE_ASKED = re.compile(r"\b(?:" + _AGE_NUMBER + r"\s*(?:to|and|-|–)\s*)?" + _AGE_NUMBER + r"[- ]years?[- ]olds?\b",
                         re.IGNORECASE)
-#: An age band as price lists and rules write it: "Child (3 to 15)", "(aged 12–17)".
-_AGE_BAND = re.compile(r"\(\s*(?:aged\s+|ages\s+)?(\d{1,2})\s*(?:to|-|–)\s*(\d{1,2})\s*\)", re.IGNORECASE)
+#: An age band as price lists and rules write it: "Child (3 to 15)", "(aged 12–17)", "Ages 12 to 15:".
+_AGE_BAND = re.compile(r"\(\s*(?:aged\s+|ages\s+)?(\d{1,2})\s*(?:to|-|–)\s*(\d{1,2})\s*\)"
+                       r"|\b(?:aged|ages)\s+(\d{1,2})\s*(?:to|-|–)\s*(\d{1,2})\b", re.IGNORECASE)
+
+
+def _age(word: str) -> int:
+    w = word.lower()
+    return int(w) if w.isdigit() else _NUMBER_NAMES[w]
 
 
 def age_terms_met(question: str, evidence: str) -> set[str]:
-    """The terms of an age the question names ("eight", "year", "old" of "my eight-year-old") when ``evidence``
-    states an age band that holds it ("Child (3 to 15) | £48"): the row answers that age."""
-    bands = [(int(a), int(b)) for a, b in _AGE_BAND.findall(evidence)]
+    """The terms of an age the question names ("eight", "year", "old" of "my eight-year-old"; both ends of "12 and
+    13 year olds") when ``evidence`` states an age band that holds it ("Child (3 to 15) | £48", "Ages 12 to 15: in
+    rooms by 10pm"): the row answers that age."""
+    bands = [(int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))) for m in _AGE_BAND.finditer(evidence)]
     out: set[str] = set()
     for m in _AGE_ASKED.finditer(question) if bands else ():
-        word = m.group(1).lower()
-        age = int(word) if word.isdigit() else _NUMBER_NAMES[word]
-        if any(a <= age <= b for a, b in bands):
+        low = _age(m.group(1) or m.group(2))
+        high = _age(m.group(2))
+        if any(a <= low and high <= b for a, b in bands):
             out |= term_set(m.group())
     return out
 

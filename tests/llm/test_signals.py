@@ -278,7 +278,23 @@ def test_an_asked_age_inside_an_age_band_is_answered():
     assert age_terms_met("And one for my eight-year-old?", row) == {"eight", "year", "old"}
     assert amount_terms_met("What about my 12 year old?", "Young person (aged 12–17) | £3.40 |") == \
         {"12", "year", "old"}
-    # outside the band, no band at all, or the end of an asked range: nothing is met
+    # outside the band, or no band at all: nothing is met
     assert age_terms_met("And one for my 16-year-old?", row) == set()
     assert age_terms_met("And one for my eight-year-old?", "Children go free with a paying adult.") == set()
-    assert age_terms_met("How much is a workshop for 15 to 19-year-olds?", "Seniors (15 to 19) | £108 |") == set()
+    # An asked range is met only as a whole: "15 to 19-year-olds" by a band holding both ends, not by one holding 19.
+    assert age_terms_met("How much is a workshop for 15 to 19-year-olds?", "Seniors (15 to 19) | £108 |") == \
+        {"15", "19", "year", "old"}
+    assert age_terms_met("How much is a workshop for 15 to 19-year-olds?", "Seniors (16 to 19) | £108 |") == set()
+
+
+def test_plural_ages_ranges_and_bands_written_without_brackets():
+    """Saltmarden M004's shape: "12 and 13 year olds" against "Ages 12 to 15: in rooms by 10pm." The plural
+    ("olds") had made the age unread, so "olds" was refused as a rare word."""
+    from ragbench.llm.signals import age_terms_met
+
+    rule = "Ages 12 to 15: in rooms by 10pm. Ages 16 and 17: in rooms by 10:30pm."
+    assert age_terms_met("What time do 12 and 13 year olds have to be in their rooms?", rule) == \
+        {"12", "13", "year", "old"}
+    assert age_terms_met("When do 19-year-olds pay the adult rate?", "Young adults aged 18-21 pay £12.") == \
+        {"19", "year", "old"}
+    assert age_terms_met("What time do 15 and 16 year olds go to bed?", rule) == set()  # no band holds both
