@@ -79,7 +79,7 @@ _RATIO = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)
 #: question asks for a share in so many words ("What percentage of net fees …").
 _SHARE_Q = re.compile(r"\b(?:percentage|proportion|share|percent|per\s*cent)\b|%", re.IGNORECASE)
 _RATE_Q = re.compile(r"\brates?\b", re.IGNORECASE)
-_MONEY_RATE_Q = re.compile(r"\b(?:hourly|daily|weekly|nightly|monthly|annual|yearly)\s+(?:\w+\s+)?rates?\b"
+_MONEY_RATE_Q = re.compile(r"\b(?:hourly|daily|weekly|nightly|monthly|annual|yearly|mileage)\s+(?:\w+\s+)?rates?\b"
                            r"|\brates?\s+(?:per|a|an|each)\s+\w+|\b(?:pay|salary|wage)\s+rates?\b"
                            r"|\brates?\s+of\s+pay\b", re.IGNORECASE)
 _WHEN = re.compile(_Q_LEAD + r"(?:when|by\s+when)\b|\bwhat\s+(?:time|date|day|month|year)\b", re.IGNORECASE)
@@ -101,7 +101,9 @@ ROLE_WORDS: frozenset[str] = frozenset(
     commander president vp coordinator representative representatives agent agents specialist analyst auditor
     auditors inspector clerk steward partner partners engineer engineers founder employer mr mrs ms dr
     receptionist reception""".split())
-_CURRENCY = re.compile(r"[£$€¥₹]|\b(?:pounds?|dollars?|euros?|gbp|usd|eur|pence|yen)\b", re.IGNORECASE)
+#: A currency sign or word, or pence written after the number ("45p", "12.5p a mile").
+_CURRENCY = re.compile(r"[£$€¥₹]|\b(?:pounds?|dollars?|euros?|gbp|usd|eur|pence|yen)\b|\b\d+(?:\.\d+)?p\b",
+                       re.IGNORECASE)
 _PERCENT = re.compile(r"%|\bper\s*cent\b|\bpercent(?:age)?\b", re.IGNORECASE)
 _NUMBER_WORDS = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen"

@@ -172,6 +172,22 @@ def test_a_table_row_is_read_with_its_column_headers_and_the_header_is_never_quo
     assert "ticket | adult | child (5-15) |" in headings(fares)
 
 
+def test_pence_written_after_the_number_is_money_and_a_mileage_rate_is_answered_by_it():
+    """Brindlecote P021's shape: "What's the mileage rate for a motorbike?" asks for a rate, and the row "Motorbike |
+    24p |" states one per mile: pence written as "24p" is an amount, and a mileage rate names its unit (the mile) as
+    an hourly rate names the hour."""
+    from ragbench.llm.answer_types import MONEY, PERCENT, expected_type, has_type
+
+    q = "What's the mileage rate for a motorbike?"
+    assert expected_type(q) == PERCENT
+    assert has_type("Motorbike | 24p |.", PERCENT, q) and has_type("Cyclists claim 12.5p.", PERCENT, q)
+    assert not has_type("Motorbike riders claim for business miles only.", PERCENT, q)
+    assert has_type("A carrier bag costs 10p.", MONEY) and has_type("45p", MONEY)
+    # "2pm", "P3" and "3pp" are no pence; a rate without a unit or money word still asks for a share.
+    assert not any(has_type(t, MONEY) for t in ("Doors open at 2pm.", "Form P3 is needed.", "See 3pp of notes."))
+    assert not has_type("Bicycle | 20p |.", PERCENT, "What rate of staff absence do we have?")
+
+
 def test_the_type_test_reads_each_cell_under_its_column_header():
     from ragbench.llm.answer_types import FREQUENCY, MONEY, has_type, under_headers
 
