@@ -1,12 +1,12 @@
-"""The second to thirty-fifth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to thirty-seventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
 data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby,
 data/golden_brindlecote, data/golden_thackerley, data/golden_cressbury, data/golden_wyndlecombe,
-data/golden_fallowmere, data/golden_saltmarden) and the held-out data/heldout/golden_tallowick and
-data/heldout/golden_tollerwick: each loads, has its exact counts per slice, its
+data/golden_fallowmere, data/golden_saltmarden, data/golden_tallowick, data/golden_tollerwick) and the held-out
+data/heldout/golden_kittlewood and data/heldout/golden_stowlock: each loads, has its exact counts per slice, its
 labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
@@ -383,9 +383,29 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-plan": 4, "c-oncall": 4, "c-mortice": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-tl-26-0358", "[3] and [5]"),
         answerable_injected={"D009": "pub-forum-thread", "D010": "cs-complaint-tl-26-0358"}),
+    "golden_kittlewood": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["nu-agency", "nu-board", "nu-ceo", "nu-cook", "nu-finance", "nu-hr", "nu-parent", "nu-practitioner",
+                    "nu-prospect", "nu-roomleader"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-fees": 4, "c-illness": 4, "c-dimity": 4, "c-leave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-kw-26-0293", "[3] and [5]"),
+        answerable_injected={"N010": "pub-forum-thread", "N019": "cs-complaint-kw-26-0293"}),
+    "golden_stowlock": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["ks-agency", "ks-board", "ks-ceo", "ks-customer", "ks-facilities", "ks-finance", "ks-hr",
+                    "ks-prospect", "ks-sales", "ks-site"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-tormentil": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ks-26-0413", "[2] and [8]"),
+        answerable_injected={"K010": "pub-forum-thread", "K019": "cs-complaint-ks-26-0413"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_tallowick", "golden_tollerwick"})
+HELDOUT = frozenset({"golden_kittlewood", "golden_stowlock"})
 
 
 def folder_of(name: str) -> Path:
