@@ -507,7 +507,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
     kind = expected_type(question)
-    found = has_type(" ".join(under_headers(s, c) for s, c in kept), kind, question)
+    # What the type tests read: a table row's cells under their column headers, any other sentence as it is.
+    typed_as = [under_headers(s, c) for s, c in kept]
+    found = has_type(" ".join(typed_as), kind, question)
     evidence_text = " . ".join([*sentences, *titles])
     # An asked amount inside a band the answer states ("£400,000" under "Up to £1 million") is answered.
     met = amount_terms_met(question, " ".join(sentences))
@@ -554,8 +556,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                      min_word_similarity)
             return coverage(terms, term_set(text) | met, weight)
 
-        on_topic = any(has_type(under_headers(s, c), kind, question) and topical(f"{s} . {c}") >= type_coverage
-                       for s, c in kept)
+        on_topic = any(has_type(t, kind, question) and topical(f"{s} . {c}") >= type_coverage
+                       for t, (s, c) in zip(typed_as, kept))
     # With typed_zipf > 0, the asked kind of value must come from one sentence that, with its own headings, names
     # every specific word asked (rarer than typed_zipf in general English, known to readable documents, not a
     # verb): the pork sausages' price beside a gluten-free loaf's does not answer "How much are the gluten-free
@@ -564,8 +566,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if found and on_topic and kind is not None and typed_zipf > 0 and df is not None:
         specific = [t for t in sorted(asking_terms - aside) if t in terms and df.get(t, 0) > 0
                     and rare_thing(surface.get(t, t), typed_zipf) and not after_subject(surface.get(t, t), question)]
-        if specific and not any(has_type(under_headers(s, c), kind, question)
-                                and all(t in term_set(f"{s} . {c}") | met for t in specific) for s, c in kept):
+        if specific and not any(has_type(typed, kind, question)
+                                and all(t in term_set(f"{s} . {c}") | met for t in specific)
+                                for typed, (s, c) in zip(typed_as, kept)):
             unnamed = [surface.get(t, t) for t in specific]
     soft = soft_coverage(terms, surface, {**content_words(evidence_text), **{t: t for t in met}}, weight, matcher,
                          min_word_similarity)
