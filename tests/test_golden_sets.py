@@ -6,7 +6,8 @@ data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cind
 data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby,
 data/golden_brindlecote, data/golden_thackerley, data/golden_cressbury, data/golden_wyndlecombe,
 data/golden_fallowmere, data/golden_saltmarden, data/golden_tallowick, data/golden_tollerwick) and the held-out
-data/heldout/golden_kittlewood and data/heldout/golden_stowlock: each loads, has its exact counts per slice, its
+data/heldout/golden_kittlewood, data/heldout/golden_stowlock, data/heldout/golden_kelverton and
+data/heldout/golden_yarrowcombe: each loads, has its exact counts per slice, its
 labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
@@ -342,7 +343,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-tickets": 4, "c-standby": 4, "c-feldspar": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("tix-complaint-cs-wy-26-0417", "[3] and [5]"),
         answerable_injected={"H009": "pub-forum-thread", "H010": "tix-complaint-cs-wy-26-0417"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_fallowmere": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["fw-board", "fw-controller", "fw-engineer", "fw-finance", "fw-homeowner", "fw-hr", "fw-landlord",
@@ -383,6 +383,7 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-plan": 4, "c-oncall": 4, "c-mortice": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-tl-26-0358", "[3] and [5]"),
         answerable_injected={"D009": "pub-forum-thread", "D010": "cs-complaint-tl-26-0358"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_kittlewood": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["nu-agency", "nu-board", "nu-ceo", "nu-cook", "nu-finance", "nu-hr", "nu-parent", "nu-practitioner",
@@ -403,9 +404,29 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-tormentil": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ks-26-0413", "[2] and [8]"),
         answerable_injected={"K010": "pub-forum-thread", "K019": "cs-complaint-ks-26-0413"}),
+    "golden_kelverton": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["dv-board", "dv-bookings", "dv-ceo", "dv-finance", "dv-fleet", "dv-franchisee", "dv-hr",
+                    "dv-instructor", "dv-learner", "dv-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-test": 4, "c-hawkbit": 4, "c-leave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-kv-26-0418", "[2] and [7]"),
+        answerable_injected={"F010": "pub-forum-thread", "F019": "cs-complaint-kv-26-0418"}),
+    "golden_yarrowcombe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["ey-ceo", "ey-chair", "ey-dispenser", "ey-finance", "ey-hr", "ey-locum", "ey-optometrist",
+                    "ey-patient", "ey-prospect", "ey-technician"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-discount": 4, "c-lorgnette": 4, "c-leave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ey-26-0318", "[3] and [7]"),
+        answerable_injected={"E010": "pub-forum-thread", "E019": "cs-complaint-ey-26-0318"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_kittlewood", "golden_stowlock"})
+HELDOUT = frozenset({"golden_kittlewood", "golden_stowlock", "golden_kelverton", "golden_yarrowcombe"})
 
 
 def folder_of(name: str) -> Path:

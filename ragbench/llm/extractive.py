@@ -136,7 +136,8 @@ class Quote:
 @dataclass(frozen=True)
 class SentenceSignals:
     """What the reader's score of one quotable sentence is made of: the question's IDF-weighted coverage by the
-    sentence alone and with its title and headings (``lexical`` is their mean), by the sentence of the user's own
+    sentence alone (a table row read under its column headers) and with its title and headings (``lexical`` is
+    their mean), by the sentence of the user's own
     words only (a follow-up's carried subject left out), the question–sentence cosine, the passage's retrieval
     score as a share of the best, whether the question asks for a kind of answer and the sentence holds it, a
     sibling conflict, and the row weight (passage share, × the type penalties)."""
@@ -173,8 +174,9 @@ class ExtractiveChatModel(ChatModel):
     """Quote the best-supported context sentences and cite each as ``[n]``.
 
     At most ``max_passages`` passages (by score) are read, those scoring ≥ ``passage_ratio`` × the best. A sentence's
-    relevance is ``r = overlap + semantic_weight × cos`` where ``overlap = |Q ∩ S| / |Q|`` on content-word sets and
-    ``cos`` is the cosine of question and sentence embeddings (only with an ``embedder``); its score is
+    relevance is ``r = overlap + semantic_weight × cos`` where ``overlap = |Q ∩ S| / |Q|`` on content-word sets (a
+    table row's words include its column headers) and ``cos`` is the cosine of question and sentence embeddings
+    (only with an ``embedder``); its score is
     ``(r + 0.05) × (0.4 + 0.6 × passage score / best score)``. Sentences need ``r ≥ min_relevance`` (and a
     positive ``r``) and ``min_sentence_tokens`` content words; at most ``max_sentences`` sentences scoring ≥
     ``sentence_ratio`` × the best are emitted in context order, plus up to ``same_passage_sentences`` more from
@@ -361,8 +363,9 @@ class ExtractiveChatModel(ChatModel):
         synonyms = self._synonyms(question)
         out = []
         for row, c in zip(rows, self._cosines(question, [r.sentence for r in rows])):
-            # A band holding the asked amount answers it ("Up to £1 million" for a £400,000 contract).
-            sent_terms = term_set(row.sentence) | amount_terms_met(asked, row.sentence)
+            # A band holding the asked amount answers it ("Up to £1 million" for a £400,000 contract). A table row
+            # says what its column headers say of its cells ("Adult peak £11.90" in the row of The Orrery).
+            sent_terms = term_set(under_headers(row.sentence, row.context)) | amount_terms_met(asked, row.sentence)
             sent_terms |= {t for t, syn in synonyms.items() if syn & sent_terms}
             evidence = sent_terms | term_set(row.context)
             # The sentence's own words count fully, its title and headings half (they describe the section).

@@ -217,6 +217,19 @@ def test_the_reader_prefers_the_row_whose_column_states_the_asked_type():
             "7.5-tonne caged tipper | 8 | 8 weeks |. [1]"
 
 
+def test_the_reader_reads_a_rows_cells_under_their_column_headers_for_coverage():
+    """Tallowick C001's shape: the asked price sits in the row of The Orrery under the header "Adult peak"; read as
+    its cells alone the row said only "Orrery", so a sentence saying "adult" and "peak" of another cinema won."""
+    prices = ("## Standard tickets by cinema\n\n| Cinema | Adult off-peak | Adult peak | Child |\n|---|---|---|---|\n"
+              "| The Orrery | £9.40 | £11.90 | £6.80 |\n| The Starlight | £9.10 | £11.50 | £6.60 |\n\n"
+              "The Bijou has no peak pricing: an adult ticket costs £8.50 at every performance.")
+    model = ExtractiveChatModel(max_sentences=1)
+    assert ask(model, "How much is an adult peak ticket at the Orrery now?", [Passage(1, prices, 1.0)]) == \
+        "The Orrery | £9.40 | £11.90 | £6.80 |. [1]"
+    assert ask(model, "How much is an adult peak ticket at the Starlight?", [Passage(1, prices, 1.0)]) == \
+        "The Starlight | £9.10 | £11.50 | £6.60 |. [1]"
+
+
 def test_a_header_line_at_the_end_of_a_chunk_is_still_a_header():
     # A chunk boundary right after the separator line leaves the header with no row under it: it is still a
     # header, not a sentence (it had been quoted as "Grade | Salary range (full time, 37 hours) |.").
