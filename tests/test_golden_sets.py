@@ -424,9 +424,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-discount": 4, "c-lorgnette": 4, "c-leave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ey-26-0318", "[3] and [7]"),
         answerable_injected={"E010": "pub-forum-thread", "E019": "cs-complaint-ey-26-0318"}),
+    "golden_ovenholme": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["bk-agency", "bk-baker", "bk-ceo", "bk-chair", "bk-customer", "bk-driver", "bk-finance", "bk-hr",
+                    "bk-prospect", "bk-shop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-farthing": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-oh-26-0527", "[2] and [9]"),
+        answerable_injected={"B010": "pub-forum-thread", "B019": "cs-complaint-oh-26-0527"}),
+    "golden_wickerslade": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["hs-agency", "hs-apprentice", "hs-board", "hs-ceo", "hs-client", "hs-finance", "hs-hr",
+                    "hs-prospect", "hs-reception", "hs-stylist"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-henbane": 4, "c-leave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wk-26-0382", "[2] and [6]"),
+        answerable_injected={"G010": "pub-forum-thread", "G020": "cs-complaint-wk-26-0382"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_kittlewood", "golden_stowlock", "golden_kelverton", "golden_yarrowcombe"})
+HELDOUT = frozenset({"golden_kittlewood", "golden_stowlock", "golden_kelverton", "golden_yarrowcombe",
+                     "golden_ovenholme", "golden_wickerslade"})
 
 
 def folder_of(name: str) -> Path:
