@@ -237,8 +237,9 @@ class AnswerConfig:
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.
     whole_sentences: int = 300
-    # A passage whose document title marks it out of force ("— SUPERSEDED", "archived", "withdrawn") weighs this
-    # much in the extractive reader, so the current version of a policy wins over its predecessor; 1 = off.
+    # A passage whose document says it is out of force, in its title ("— SUPERSEDED", "archived", "withdrawn") or
+    # its metadata (a "superseded" status, a superseded_by), weighs this much in the extractive reader, so the
+    # current version of a policy wins over its predecessor; 1 = off.
     superseded_weight: float = 0.5
     # Refuse (insufficient-retrieval) when the best passage in the whole index is one the asker may not read and
     # the asker's best scores below (1 − restricted_gap) × its score: the asked-for fact sits in a restricted

@@ -40,6 +40,20 @@ from .prompts import PromptRegistry, PromptTemplate
 SUPERSEDED = re.compile(r"\b(?:superseded|obsolete|archived|withdrawn|out of date"
                         r"|no longer (?:in force|valid|applies))\b", re.IGNORECASE)
 
+
+def out_of_force(title: str, metadata: Mapping[str, Any] | None = None) -> bool:
+    """True when a document says it is out of force: in its title ("… — SUPERSEDED"), or in its metadata, a
+    ``status`` of that kind ("superseded", "archived") or a ``superseded_by`` naming its successor. The metadata is
+    read at its top level (the golden loader's) and under ``front_matter`` (``ragbench ingest``'s)."""
+    if SUPERSEDED.search(title or ""):
+        return True
+    meta = dict(metadata or {})
+    nested = meta.get("front_matter")
+    for fields in (meta, nested if isinstance(nested, Mapping) else {}):
+        if fields.get("superseded_by") or SUPERSEDED.search(str(fields.get("status") or "")):
+            return True
+    return False
+
 log = logging.getLogger(__name__)
 
 SYSTEM_INSTRUCTION = ("You answer questions about the company's documents using only the numbered context "
@@ -385,8 +399,12 @@ class AnsweringService:
         return contexts([hit.title, *trail])
 
     def passage_weight(self, hit: Hit) -> float:
-        """``answer.superseded_weight`` for a passage of a document whose title marks it out of force, else 1."""
-        return self.cfg.superseded_weight if SUPERSEDED.search(hit.title or "") else 1.0
+        """``answer.superseded_weight`` for a passage of a document that says it is out of force (its title or its
+        metadata, :func:`out_of_force`), else 1."""
+        if self.cfg.superseded_weight >= 1.0:
+            return 1.0
+        doc = self.store.get_document(hit.doc_id)
+        return self.cfg.superseded_weight if out_of_force(hit.title, doc.metadata if doc else None) else 1.0
 
     def passages(self, hits: Sequence[Hit]) -> list[Passage]:
         """The reader's numbered passages: text, score × :meth:`passage_weight`, title and headings."""

@@ -396,6 +396,38 @@ def test_a_superseded_document_weighs_less_in_the_reader(store):
         service(store, cfg=AnswerConfig(superseded_weight=1.5)).answer(Q, "hr-user")
 
 
+def test_a_document_whose_metadata_says_it_is_superseded_weighs_less():
+    """Kelverton F001's shape: the old price list's title does not say it is superseded, its front matter does
+    (``status: superseded``, ``superseded_by``); read by the title alone the two lists weighed the same."""
+    from ragbench.answer.service import out_of_force
+    from ragbench.schema import Hit
+
+    assert out_of_force("Lesson prices 2025-26", {"status": "superseded", "superseded_by": "prices-2026"})
+    assert out_of_force("Lesson prices 2025-26", {"superseded_by": "prices-2026"})
+    assert out_of_force("Lesson prices 2025-26", {"front_matter": {"status": "Archived"}})
+    assert out_of_force("Lesson prices 2025-26 (superseded)")
+    assert not out_of_force("Lesson prices 2026-27", {"status": "current", "supersedes": "prices-2025"})
+    assert not out_of_force("Lesson prices 2026-27", {"front_matter": "status: superseded"})
+    old_text = "A 1.5 hour lesson in a manual car costs £58."
+    new_text = "A 1.5 hour lesson in a manual car costs £62."
+    public = Acl.make([], [], "Public")
+    s = make_store([Document("prices-2025", old_text, "Lesson prices 2025-26", acl=public,
+                             metadata={"status": "superseded", "superseded_by": "prices-2026"}),
+                    Document("prices-2026", new_text, "Lesson prices 2026-27", acl=public,
+                             metadata={"status": "current", "supersedes": "prices-2025"})])
+    try:
+        svc = service(s)
+        old = Hit("o1", "prices-2025", 0.9, 0, old_text, "Lesson prices 2025-26", 0, len(old_text))
+        new = Hit("n1", "prices-2026", 0.8, 1, new_text, "Lesson prices 2026-27", 0, len(new_text))
+        assert (svc.passage_weight(old), svc.passage_weight(new)) == (0.5, 1.0)
+        template = svc.prompts.ensure_default(svc.cfg.prompt_name)
+        messages, _ = svc.build_messages("How much is a 1.5 hour lesson in a manual?", [old, new], template)
+        assert [p["score"] for p in messages[-1].meta["rag"]["passages"]] == [0.45, 0.8]
+        assert service(s, cfg=AnswerConfig(superseded_weight=1.0)).passage_weight(old) == 1.0
+    finally:
+        s.close()
+
+
 def test_a_fact_only_a_restricted_document_holds_is_refused(store):
     """The index's best chunk is the board's, which HR may not read; HR's best (PTO) falls far short of it."""
     q = "What is the CEO long-term incentive pool per year?"
