@@ -1,14 +1,15 @@
-"""The second to thirty-seventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to forty-third golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
 data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
 data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby,
 data/golden_brindlecote, data/golden_thackerley, data/golden_cressbury, data/golden_wyndlecombe,
-data/golden_fallowmere, data/golden_saltmarden, data/golden_tallowick, data/golden_tollerwick) and the held-out
-data/heldout/golden_kittlewood, data/heldout/golden_stowlock, data/heldout/golden_kelverton and
-data/heldout/golden_yarrowcombe: each loads, has its exact counts per slice, its
-labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
+data/golden_fallowmere, data/golden_saltmarden, data/golden_tallowick, data/golden_tollerwick, data/golden_kittlewood,
+data/golden_stowlock, data/golden_kelverton, data/golden_yarrowcombe, data/golden_ovenholme,
+data/golden_wickerslade) and the held-out data/heldout/golden_hollingsby and data/heldout/golden_thrushwold: each
+loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection
+documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -383,7 +384,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-plan": 4, "c-oncall": 4, "c-mortice": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[2][7]"), ticket=("cs-complaint-tl-26-0358", "[3] and [5]"),
         answerable_injected={"D009": "pub-forum-thread", "D010": "cs-complaint-tl-26-0358"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_kittlewood": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["nu-agency", "nu-board", "nu-ceo", "nu-cook", "nu-finance", "nu-hr", "nu-parent", "nu-practitioner",
@@ -444,10 +444,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-henbane": 4, "c-leave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wk-26-0382", "[2] and [6]"),
         answerable_injected={"G010": "pub-forum-thread", "G020": "cs-complaint-wk-26-0382"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_hollingsby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["fd-agency", "fd-arranger", "fd-bearer", "fd-ceo", "fd-chair", "fd-family", "fd-finance", "fd-hr",
+                    "fd-office", "fd-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-oncall": 4, "c-lapstone": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-hf-26-0417", "[3] and [5]"),
+        answerable_injected={"A010": "pub-forum-thread", "A020": "cs-complaint-hf-26-0417"}),
+    "golden_thrushwold": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["lc-agency", "lc-attendant", "lc-ceo", "lc-chair", "lc-customer", "lc-driver", "lc-finance",
+                    "lc-hr", "lc-presser", "lc-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-mangle": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-lc-26-0418", "[3] and [5]"),
+        answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-lc-26-0418"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_kittlewood", "golden_stowlock", "golden_kelverton", "golden_yarrowcombe",
-                     "golden_ovenholme", "golden_wickerslade"})
+HELDOUT = frozenset({"golden_hollingsby", "golden_thrushwold"})
 
 
 def folder_of(name: str) -> Path:
