@@ -40,6 +40,8 @@ from .prompts import PromptRegistry, PromptTemplate
 SUPERSEDED = re.compile(r"\b(?:superseded|obsolete|archived|withdrawn|out of date"
                         r"|no longer (?:in force|valid|applies))\b", re.IGNORECASE)
 
+log = logging.getLogger(__name__)
+
 
 def out_of_force(title: str, metadata: Mapping[str, Any] | None = None) -> bool:
     """True when a document says it is out of force: in its title ("… — SUPERSEDED"), or in its metadata, a
@@ -54,7 +56,6 @@ def out_of_force(title: str, metadata: Mapping[str, Any] | None = None) -> bool:
             return True
     return False
 
-log = logging.getLogger(__name__)
 
 SYSTEM_INSTRUCTION = ("You answer questions about the company's documents using only the numbered context "
                       "passages you are given, and you cite them with their [n] markers.")

@@ -137,10 +137,10 @@ class Quote:
 class SentenceSignals:
     """What the reader's score of one quotable sentence is made of: the question's IDF-weighted coverage by the
     sentence alone (a table row read under its column headers) and with its title and headings (``lexical`` is
-    their mean), by the sentence of the user's own
-    words only (a follow-up's carried subject left out), the question–sentence cosine, the passage's retrieval
-    score as a share of the best, whether the question asks for a kind of answer and the sentence holds it, a
-    sibling conflict, and the row weight (passage share, × the type penalties)."""
+    their mean), by the sentence of the user's own words only (a follow-up's carried subject left out), the
+    question–sentence cosine, the passage's retrieval score as a share of the best, whether the question asks for a
+    kind of answer and the sentence holds it, a sibling conflict, and the row weight (passage share, × the type
+    penalties)."""
 
     sentence: str
     n: int
