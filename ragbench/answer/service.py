@@ -395,22 +395,32 @@ class AnsweringService:
 
     def passage_context(self, hit: Hit) -> str:
         """The document title and the headings the chunk starts under (evidence for the reader, never quoted)."""
-        doc = self.store.get_document(hit.doc_id)
-        trail = heading_trail(doc.text, hit.start) if doc is not None else []
-        return contexts([hit.title, *trail])
+        return self._context_in(hit, self.store.get_document(hit.doc_id))
 
     def passage_weight(self, hit: Hit) -> float:
         """``answer.superseded_weight`` for a passage of a document that says it is out of force (its title or its
         metadata, :func:`out_of_force`), else 1."""
+        return self._weight_in(hit, self.store.get_document(hit.doc_id))
+
+    @staticmethod
+    def _context_in(hit: Hit, doc: Any) -> str:
+        trail = heading_trail(doc.text, hit.start) if doc is not None else []
+        return contexts([hit.title, *trail])
+
+    def _weight_in(self, hit: Hit, doc: Any) -> float:
         if self.cfg.superseded_weight >= 1.0:
             return 1.0
-        doc = self.store.get_document(hit.doc_id)
         return self.cfg.superseded_weight if out_of_force(hit.title, doc.metadata if doc else None) else 1.0
 
     def passages(self, hits: Sequence[Hit]) -> list[Passage]:
-        """The reader's numbered passages: text, score × :meth:`passage_weight`, title and headings."""
-        return [Passage(i + 1, h.text.strip(), float(h.score) * self.passage_weight(h), self.passage_context(h))
-                for i, h in enumerate(hits)]
+        """The reader's numbered passages: text, score × :meth:`passage_weight`, title and headings (each hit's
+        document read once for both)."""
+        out = []
+        for i, h in enumerate(hits):
+            doc = self.store.get_document(h.doc_id)
+            out.append(Passage(i + 1, h.text.strip(), float(h.score) * self._weight_in(h, doc),
+                               self._context_in(h, doc)))
+        return out
 
     def build_messages(self, question: str, hits: Sequence[Hit], template: PromptTemplate,
                        focus: str | None = None, weights: Mapping[str, float] | None = None

@@ -163,11 +163,15 @@ class SentenceSignals:
 
 @dataclass(frozen=True)
 class _Row:
+    """A quotable sentence; ``read`` is the sentence as the type test and the coverage read it (a table row's cells
+    under their column headers, :func:`under_headers`)."""
+
     passage: Passage
     index: int
     sentence: str
     weight: float
     context: str
+    read: str
 
 
 class ExtractiveChatModel(ChatModel):
@@ -284,7 +288,7 @@ class ExtractiveChatModel(ChatModel):
             title = p.context.split(" . ")[0]
             said = title_definition(title, named) if self.title_definitions and named and title else None
             if said is not None:
-                rows.append(_Row(p, 0, said, weight, p.context))
+                rows.append(_Row(p, 0, said, weight, p.context, under_headers(said, p.context)))
             skip = headings(p.text) if self.skip_headings else set()
             index = 0
             for start, end, trail in paragraph_headings(p.text):
@@ -301,11 +305,12 @@ class ExtractiveChatModel(ChatModel):
                     if len(tokenize(sentence, stopwords=True)) < self.min_sentence_tokens:
                         continue
                     here = weight
-                    if kind is not None and not has_type(under_headers(sentence, context), kind, question):
+                    read = under_headers(sentence, context)
+                    if kind is not None and not has_type(read, kind, question):
                         here = weight * self.type_penalty  # e.g. no number for "how many …?"
                     if action and not is_instruction(sentence):
                         here *= self.type_penalty  # "what now?" is answered by "Report it …", not by the cause
-                    rows.append(_Row(p, index, sentence, here, context))
+                    rows.append(_Row(p, index, sentence, here, context, read))
         return rows
 
     def compose(self, question: str, passages: Sequence[Passage], focus: str | None = None,
@@ -365,7 +370,7 @@ class ExtractiveChatModel(ChatModel):
         for row, c in zip(rows, self._cosines(question, [r.sentence for r in rows])):
             # A band holding the asked amount answers it ("Up to £1 million" for a £400,000 contract). A table row
             # says what its column headers say of its cells ("Adult peak £11.90" in the row of The Orrery).
-            sent_terms = term_set(under_headers(row.sentence, row.context)) | amount_terms_met(asked, row.sentence)
+            sent_terms = term_set(row.read) | amount_terms_met(asked, row.sentence)
             sent_terms |= {t for t, syn in synonyms.items() if syn & sent_terms}
             evidence = sent_terms | term_set(row.context)
             # The sentence's own words count fully, its title and headings half (they describe the section).
@@ -416,7 +421,7 @@ class ExtractiveChatModel(ChatModel):
         out = []
         for row, sig in self._candidates(question, passages, focus, weights):
             said = term_set(sig.sentence) | amount_terms_met(asked, sig.sentence)
-            typed = kind is not None and has_type(under_headers(sig.sentence, row.context), kind, asked)
+            typed = kind is not None and has_type(row.read, kind, asked)
             out.append(replace(sig, asked_coverage=coverage([t for t in terms if t in own], said, weight)
                                if terms else 0.0, typed=typed,
                                asks_type=kind is not None))
