@@ -323,7 +323,8 @@ class ExtractiveChatModel(ChatModel):
         if not ranked:
             return REFUSAL_MESSAGE
         chosen = self._select(ranked, salient_terms(question), self._weight(question, focus, weights),
-                              question_parts(focus or question))
+                              question_parts(focus or question),
+                              lambda part: self.rank(part, passages, None, weights))
         return format_quotes(chosen)
 
     def _weight(self, question: str, focus: str | None,
@@ -428,14 +429,14 @@ class ExtractiveChatModel(ChatModel):
         return out
 
     def _select(self, ranked: Sequence[Quote], terms: Sequence[str],
-                weight: Callable[[str], float], parts: Sequence[str] = ()) -> list[Quote]:
+                weight: Callable[[str], float], parts: Sequence[str] = (),
+                rank_part: Callable[[str], Sequence[Quote]] | None = None) -> list[Quote]:
         """The best sentence, then (up to ``max_sentences``) those scoring ≥ ``sentence_ratio`` × the best, or
         from another passage adding ≥ ``min_gain`` of the question's weight not yet covered while scoring ≥
         ``gain_ratio`` × the best (maximal marginal coverage: the second half of a two-part question). Then, for
-        each of several ``parts`` whose answer type no chosen sentence holds, the best sentence that holds it and
-        shares a term with the part, when it scores ≥ ``gain_ratio`` × the best (one more than ``max_sentences``
-        at most). Last, up to ``same_passage_sentences`` more from passages already quoted, scoring ≥
-        ``same_passage_ratio`` × the best: they cite nothing new."""
+        each of several ``parts`` that no chosen sentence answers, a sentence that does (see
+        :meth:`_complete_parts`; ``rank_part`` ranks a part's own words). Last, up to ``same_passage_sentences``
+        more from passages already quoted, scoring ≥ ``same_passage_ratio`` × the best: they cite nothing new."""
         chosen = [ranked[0]]
         covered = set(ranked[0].evidence)
         total = sum(weight(t) for t in terms) or 1.0
@@ -457,7 +458,7 @@ class ExtractiveChatModel(ChatModel):
             chosen.append(pick)
             covered |= pick.evidence
         if len(parts) > 1:
-            self._complete_parts(chosen, ranked, parts, best)
+            self._complete_parts(chosen, ranked, parts, best, rank_part)
         # An answer often spans neighbouring rows or list items of one passage ("The appeal was heard on …" and
         # "The appeal was not upheld."); another sentence of a passage already quoted adds no citation.
         if self.same_passage_sentences:
@@ -468,28 +469,42 @@ class ExtractiveChatModel(ChatModel):
         return chosen
 
     def _complete_parts(self, chosen: list[Quote], ranked: Sequence[Quote], parts: Sequence[str],
-                        best: float) -> None:
-        """Add, per part of a multi-part question that asks for a kind of answer (a sum, a date, a person) no
-        chosen sentence holds, the best-scored sentence holding it that shares a term with that part: "What is the
-        salary range for grade Q6, and what notice period applies?" had been answered with two notice rows."""
+                        best: float, rank_part: Callable[[str], Sequence[Quote]] | None = None) -> None:
+        """Add, per part of a multi-part question that no chosen sentence answers, the best sentence of the part's
+        own ranking (``rank_part``; else the whole question's) that answers it, when it scores ≥ ``gain_ratio`` ×
+        that ranking's best (one more than ``max_sentences`` at most). A sentence answers a part when it holds the
+        kind of answer the part asks for (a sum, a date, a person; any, when it asks for none) and shares a term
+        with it, headings included: "What is the salary range for grade Q6, and what notice period applies?" had
+        been answered with two notice rows, and "How old … to drive one of your vans, and what's the minimum order
+        for a nursery delivery?" with the age rows, whose numbers are not the order's."""
         for part in parts:
             if len(chosen) > self.max_sentences:
                 break
-            kind = expected_type(part)
-            if kind is None or any(has_type(under_headers(c.sentence, c.context), kind, part) for c in chosen):
+            if any(_answers_part(c, part) for c in chosen):
                 continue
-            own = salient_terms(part)
-            pick = next((c for c in ranked if c not in chosen and c.score >= self.gain_ratio * best
-                         and has_type(under_headers(c.sentence, c.context), kind, part)
-                         and any(t in c.evidence for t in own)), None)
+            # Ranked by the whole question, the other part's words decide which sentence comes first.
+            pool = rank_part(part) if rank_part is not None else ranked
+            top = pool[0].score if pool else 0.0
+            have = {(c.n, c.index) for c in chosen}
+            pick = next((c for c in pool if (c.n, c.index) not in have and c.score >= self.gain_ratio * top
+                         and _answers_part(c, part)), None)
             if pick is not None:
-                chosen.append(pick)
+                # The whole question's copy of the sentence, so that later steps see it as chosen.
+                chosen.append(next((c for c in ranked if (c.n, c.index) == (pick.n, pick.index)), pick))
 
     def _cosines(self, question: str, sentences: Sequence[str]) -> list[float]:
         if self.embedder is None or self.semantic_weight == 0:
             return [0.0] * len(sentences)
         vecs = np.asarray(self.embedder.embed([question, *sentences]), dtype=np.float32)
         return [float(x) for x in vecs[1:] @ vecs[0]]
+
+
+def _answers_part(quote: Quote, part: str) -> bool:
+    """Does ``quote`` answer this part of a question: hold the kind of answer it asks for (any, when it asks for
+    none) and share one of its terms, headings included?"""
+    kind = expected_type(part)
+    return ((kind is None or has_type(under_headers(quote.sentence, quote.context), kind, part))
+            and any(t in quote.evidence for t in salient_terms(part)))
 
 
 def format_quotes(chosen: Sequence[Quote]) -> str:

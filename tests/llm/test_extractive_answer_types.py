@@ -390,6 +390,23 @@ def test_each_part_that_asks_for_a_kind_of_answer_gets_a_sentence_holding_it():
         "week. [1]"
 
 
+def test_a_part_no_chosen_sentence_speaks_of_gets_its_own_best_sentence():
+    # Both parts ask for a number and the two van rows hold numbers, but neither speaks of the order: the second
+    # part is not answered. Ranked by the whole question, the order's sentence scores 0.139, under 0.4 × 0.383;
+    # ranked by the part's own words it comes first, and it is added (one over the cap).
+    q = "How old do you have to be to drive one of our vans, and what is the minimum order for a nursery delivery?"
+    passages = [Passage(1, "Staff van drivers: you must be 21 or older to drive our vans.\n\nVan hire customers: you "
+                           "must be 25 or older to drive our vans.", 1.0),
+                Passage(2, "Minimum order: £250 before VAT.", 0.4)]
+    model = ExtractiveChatModel(max_sentences=2, sentence_ratio=0.7)
+    assert [round(c.score, 3) for c in model.rank(q, passages)] == [0.383, 0.383, 0.139]
+    vans = ("Staff van drivers: you must be 21 or older to drive our vans. [1] Van hire customers: you must be 25 or "
+            "older to drive our vans. [1]")
+    assert ask(model, q, passages) == f"{vans} Minimum order: £250 before VAT. [2]"
+    # Asked one thing, nothing is added.
+    assert ask(model, "How old do you have to be to drive one of our vans?", passages) == vans
+
+
 def test_every_cardinal_word_up_to_ninety_is_a_number():
     from ragbench.llm.answer_types import NUMBER, expected_type, has_type
 
