@@ -102,8 +102,9 @@ def stem(token: str) -> str:
     return token
 
 
-#: A decimal number ("0.2", "12.75"), not part of a dotted identifier, version or address ("10.0.0.1").
-_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\w|\.\d)")
+#: A decimal number ("0.2", "12.75"), not part of a dotted identifier, version or address ("10.0.0.1"), also when
+#: its unit is typed against it ("8.2m", "£3.4m", "2.5km": the number, then the unit), but not a clock time ("9.30am").
+_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\d_]|\.\d|(?:am|pm)\b)", re.IGNORECASE)
 
 
 def words(text: str, stopwords: bool = False) -> list[str]:

@@ -185,6 +185,12 @@ def test_a_decimal_number_is_one_term_and_another_value_conflicts():
         ["falls", "to", "0.3", "mg", "l", "at", "0.2", "mg", "l", "it", "stops"]
     # Dotted identifiers and addresses are not decimals; a sentence's closing full stop is not a point.
     assert words("host 10.0.0.1 runs v2.1, rate 1.0.") == ["host", "10", "0", "0", "1", "runs", "v2", "1", "rate", "1"]
+    # A unit typed against the number is a word of its own ("8.2m" had been "8" and the made-up code "2m"); a clock
+    # time keeps its form.
+    assert words("a tower up to 8.2m costs £3.4m, 2.5km away, open at 9.30am") == \
+        ["a", "tower", "up", "to", "8.2", "m", "costs", "3.4", "m", "2.5", "km", "away", "open", "at", "9", "30am"]
+    assert salient_terms("and the 10.2 m one? (referring to weekend rate wide span 8.2m)") == \
+        ["10.2", "one", "weekend", "rate", "wide", "span", "8.2"]
     assert salient_terms("What if it keeps falling to 0.2?") == ["keep", "fall", "0.2"]
     assert "0.2" not in term_set("The low alarm is at 0.3 mg/l, after 2 hours.")
     assert value_conflicts("What if it keeps falling to 0.2?", "A low alarm is raised at 0.3 mg/l.") == ["0.2≠0.3"]
