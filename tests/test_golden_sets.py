@@ -465,9 +465,50 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-mangle": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-lc-26-0418", "[3] and [5]"),
         answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-lc-26-0418"}),
+    "golden_tindlemoor": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["dn-agency-nurse", "dn-ceo", "dn-chair", "dn-dentist", "dn-finance", "dn-hr", "dn-hygienist",
+                    "dn-patient", "dn-prospect", "dn-technician"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-oncall": 4, "c-scrimshaw": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-dn-26-0447", "[2] and [7]"),
+        answerable_injected={"X010": "pub-forum-thread", "X020": "cs-complaint-dn-26-0447"}),
+    "golden_ravelsby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["sf-agency-scaffolder", "sf-ceo", "sf-chair", "sf-counter", "sf-customer", "sf-finance", "sf-hr",
+                    "sf-inspector", "sf-prospect", "sf-scaffolder"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-pochard": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-rv-26-0527", "[2] and [7]"),
+        answerable_injected={"Y010": "pub-forum-thread", "Y020": "cs-complaint-rv-26-0527"}),
+    "golden_pennyholt": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["pv-ceo", "pv-chair", "pv-customer", "pv-finance", "pv-hr", "pv-installer", "pv-prospect",
+                    "pv-subcontract-electrician", "pv-surveyor", "pv-warehouse"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-cobnut": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ph-26-0437", "[2] and [7]"),
+        answerable_injected={"U010": "pub-forum-thread", "U019": "cs-complaint-ph-26-0437"}),
+    "golden_ravelshaw": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["kp-agency-finisher", "kp-ceo", "kp-chair", "kp-customer", "kp-finance", "kp-hr", "kp-printer",
+                    "kp-prospect", "kp-shop", "kp-wrapper"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-tympan": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-kp-26-0431", "[3] and [5]"),
+        answerable_injected={"Z010": "pub-forum-thread", "Z019": "cs-complaint-kp-26-0431"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_hollingsby", "golden_thrushwold"})
+HELDOUT = frozenset({"golden_hollingsby", "golden_thrushwold", "golden_tindlemoor", "golden_ravelsby",
+                     "golden_pennyholt", "golden_ravelshaw"})
 
 
 def folder_of(name: str) -> Path:
