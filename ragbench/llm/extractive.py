@@ -322,9 +322,11 @@ class ExtractiveChatModel(ChatModel):
         ranked = self.rank(question, passages, focus, weights)
         if not ranked:
             return REFUSAL_MESSAGE
+        # A part's own ranking reads the passages the whole question reads (as many per part).
+        n_parts = len(question_parts(question))
         chosen = self._select(ranked, salient_terms(question), self._weight(question, focus, weights),
                               question_parts(focus or question),
-                              lambda part: self.rank(part, passages, None, weights))
+                              lambda part: self.rank(part, passages, None, weights, n_parts))
         return format_quotes(chosen)
 
     def _weight(self, question: str, focus: str | None,
@@ -335,12 +337,13 @@ class ExtractiveChatModel(ChatModel):
         return lambda t: idf(t) * (1.0 if t in own else self.carried_weight)
 
     def rank(self, question: str, passages: Sequence[Passage], focus: str | None = None,
-             weights: Mapping[str, float] | None = None) -> list[Quote]:
+             weights: Mapping[str, float] | None = None, n_parts: int | None = None) -> list[Quote]:
         """Every quotable sentence of the passages read, best first (what :meth:`compose` picks from; empty when
-        nothing is quotable). Arguments as :meth:`compose`."""
+        nothing is quotable). Arguments as :meth:`compose`; ``n_parts`` sets how many parts' worth of passages are
+        read (default: the question's own parts)."""
         scored = ((row.sentence, score, Quote(score, row.passage.score, row.passage.n, row.index, row.sentence,
                                               sig.evidence, row.context))
-                  for row, sig in self._candidates(question, passages, focus, weights)
+                  for row, sig in self._candidates(question, passages, focus, weights, n_parts)
                   if (score := self.sentence_score(sig)) is not None)
         return sorted((q for _, q in best_copies(scored)), key=lambda c: (-c.score, -c.passage_score))
 
@@ -354,9 +357,10 @@ class ExtractiveChatModel(ChatModel):
         return score * self.conflict_penalty if sig.conflict else score
 
     def _candidates(self, question: str, passages: Sequence[Passage], focus: str | None,
-                    weights: Mapping[str, float] | None) -> list[tuple[_Row, SentenceSignals]]:
+                    weights: Mapping[str, float] | None,
+                    n_parts: int | None = None) -> list[tuple[_Row, SentenceSignals]]:
         """Every quotable sentence of the passages read, with the signals its score is made of."""
-        kept, best = self._kept(passages, len(question_parts(question)))
+        kept, best = self._kept(passages, len(question_parts(question)) if n_parts is None else n_parts)
         terms = salient_terms(question)
         if not kept or not (terms or self.embedder is not None):
             return []

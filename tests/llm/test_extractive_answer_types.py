@@ -405,6 +405,9 @@ def test_a_part_no_chosen_sentence_speaks_of_gets_its_own_best_sentence():
     assert ask(model, q, passages) == f"{vans} Minimum order: £250 before VAT. [2]"
     # Asked one thing, nothing is added.
     assert ask(model, "How old do you have to be to drive one of our vans?", passages) == vans
+    # The part's own ranking reads the passages the whole question reads: one per part here, so two.
+    one_each = ExtractiveChatModel(max_sentences=2, sentence_ratio=0.7, max_passages=1)
+    assert ask(one_each, q, passages) == f"{vans} Minimum order: £250 before VAT. [2]"
 
 
 def test_every_cardinal_word_up_to_ninety_is_a_number():
