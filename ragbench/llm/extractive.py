@@ -462,7 +462,7 @@ class ExtractiveChatModel(ChatModel):
             chosen.append(pick)
             covered |= pick.evidence
         if len(parts) > 1:
-            self._complete_parts(chosen, ranked, parts, best, rank_part)
+            self._complete_parts(chosen, ranked, parts, rank_part)
         # An answer often spans neighbouring rows or list items of one passage ("The appeal was heard on …" and
         # "The appeal was not upheld."); another sentence of a passage already quoted adds no citation.
         if self.same_passage_sentences:
@@ -473,7 +473,7 @@ class ExtractiveChatModel(ChatModel):
         return chosen
 
     def _complete_parts(self, chosen: list[Quote], ranked: Sequence[Quote], parts: Sequence[str],
-                        best: float, rank_part: Callable[[str], Sequence[Quote]] | None = None) -> None:
+                        rank_part: Callable[[str], Sequence[Quote]] | None = None) -> None:
         """Add, per part of a multi-part question that no chosen sentence answers, the best sentence of the part's
         own ranking (``rank_part``; else the whole question's) that answers it, when it scores ≥ ``gain_ratio`` ×
         that ranking's best (one more than ``max_sentences`` at most). A sentence answers a part when it holds the
