@@ -1,4 +1,4 @@
-"""The second to forty-third golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to forty-seventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
@@ -7,9 +7,9 @@ data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mar
 data/golden_brindlecote, data/golden_thackerley, data/golden_cressbury, data/golden_wyndlecombe,
 data/golden_fallowmere, data/golden_saltmarden, data/golden_tallowick, data/golden_tollerwick, data/golden_kittlewood,
 data/golden_stowlock, data/golden_kelverton, data/golden_yarrowcombe, data/golden_ovenholme,
-data/golden_wickerslade) and the held-out data/heldout/golden_hollingsby and data/heldout/golden_thrushwold: each
-loads, has its exact counts per slice, its labels hold against the ACLs, and its follow-up chains and injection
-documents are as written."""
+data/golden_wickerslade, data/golden_hollingsby, data/golden_thrushwold, data/golden_tindlemoor, data/golden_ravelsby)
+and the held-out data/heldout/golden_pennyholt and data/heldout/golden_ravelshaw: each loads, has its exact counts per
+slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -444,7 +444,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-henbane": 4, "c-leave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wk-26-0382", "[2] and [6]"),
         answerable_injected={"G010": "pub-forum-thread", "G020": "cs-complaint-wk-26-0382"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_hollingsby": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["fd-agency", "fd-arranger", "fd-bearer", "fd-ceo", "fd-chair", "fd-family", "fd-finance", "fd-hr",
@@ -485,6 +484,7 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-pochard": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-rv-26-0527", "[2] and [7]"),
         answerable_injected={"Y010": "pub-forum-thread", "Y020": "cs-complaint-rv-26-0527"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_pennyholt": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["pv-ceo", "pv-chair", "pv-customer", "pv-finance", "pv-hr", "pv-installer", "pv-prospect",
@@ -507,8 +507,7 @@ SETS: dict[str, dict[str, Any]] = {
         answerable_injected={"Z010": "pub-forum-thread", "Z019": "cs-complaint-kp-26-0431"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_hollingsby", "golden_thrushwold", "golden_tindlemoor", "golden_ravelsby",
-                     "golden_pennyholt", "golden_ravelshaw"})
+HELDOUT = frozenset({"golden_pennyholt", "golden_ravelshaw"})
 
 
 def folder_of(name: str) -> Path:
