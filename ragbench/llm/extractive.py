@@ -122,7 +122,8 @@ def headings(text: str) -> set[str]:
 class Quote:
     """A quotable sentence as the reader ranks it: its ``score``, passage ``n`` (the ``[n]`` marker) and position
     (``index``), its ``evidence`` terms (the sentence's, its title's and headings') and the ``context`` it was read
-    in (title and headings)."""
+    in (title and headings); ``read`` is the sentence as the type test reads it (a table row's cells under their
+    column headers)."""
 
     score: float
     passage_score: float
@@ -131,6 +132,7 @@ class Quote:
     sentence: str
     evidence: frozenset[str] = frozenset()
     context: str = ""
+    read: str = ""
 
 
 @dataclass(frozen=True)
@@ -342,7 +344,7 @@ class ExtractiveChatModel(ChatModel):
         nothing is quotable). Arguments as :meth:`compose`; ``n_parts`` sets how many parts' worth of passages are
         read (default: the question's own parts)."""
         scored = ((row.sentence, score, Quote(score, row.passage.score, row.passage.n, row.index, row.sentence,
-                                              sig.evidence, row.context))
+                                              sig.evidence, row.context, row.read))
                   for row, sig in self._candidates(question, passages, focus, weights, n_parts)
                   if (score := self.sentence_score(sig)) is not None)
         return sorted((q for _, q in best_copies(scored)), key=lambda c: (-c.score, -c.passage_score))
@@ -432,9 +434,8 @@ class ExtractiveChatModel(ChatModel):
                                asks_type=kind is not None))
         return out
 
-    def _select(self, ranked: Sequence[Quote], terms: Sequence[str],
-                weight: Callable[[str], float], parts: Sequence[str] = (),
-                rank_part: Callable[[str], Sequence[Quote]] | None = None) -> list[Quote]:
+    def _select(self, ranked: Sequence[Quote], terms: Sequence[str], weight: Callable[[str], float],
+                parts: Sequence[str], rank_part: Callable[[str], Sequence[Quote]]) -> list[Quote]:
         """The best sentence, then (up to ``max_sentences``) those scoring ≥ ``sentence_ratio`` × the best, or
         from another passage adding ≥ ``min_gain`` of the question's weight not yet covered while scoring ≥
         ``gain_ratio`` × the best (maximal marginal coverage: the second half of a two-part question). Then, for
@@ -473,9 +474,9 @@ class ExtractiveChatModel(ChatModel):
         return chosen
 
     def _complete_parts(self, chosen: list[Quote], ranked: Sequence[Quote], parts: Sequence[str],
-                        rank_part: Callable[[str], Sequence[Quote]] | None = None) -> None:
+                        rank_part: Callable[[str], Sequence[Quote]]) -> None:
         """Add, per part of a multi-part question that no chosen sentence answers, the best sentence of the part's
-        own ranking (``rank_part``; else the whole question's) that answers it, when it scores ≥ ``gain_ratio`` ×
+        own ranking (``rank_part``) that answers it, when it scores ≥ ``gain_ratio`` ×
         that ranking's best (one more than ``max_sentences`` at most). A sentence answers a part when it holds the
         kind of answer the part asks for (a sum, a date, a person; any, when it asks for none) and shares a term
         with it, headings included: "What is the salary range for grade Q6, and what notice period applies?" had
@@ -484,17 +485,19 @@ class ExtractiveChatModel(ChatModel):
         for part in parts:
             if len(chosen) > self.max_sentences:
                 break
-            if any(_answers_part(c, part) for c in chosen):
+            kind, own = expected_type(part), salient_terms(part)
+            if any(_answers_part(c, part, kind, own) for c in chosen):
                 continue
             # Ranked by the whole question, the other part's words decide which sentence comes first.
-            pool = rank_part(part) if rank_part is not None else ranked
+            pool = rank_part(part)
             top = pool[0].score if pool else 0.0
-            have = {(c.n, c.index) for c in chosen}
-            pick = next((c for c in pool if (c.n, c.index) not in have and c.score >= self.gain_ratio * top
-                         and _answers_part(c, part)), None)
+            # A sentence is one sentence whichever passage's copy a ranking kept (as :func:`best_copies` counts).
+            have = {c.sentence.lower() for c in chosen}
+            pick = next((c for c in pool if c.sentence.lower() not in have and c.score >= self.gain_ratio * top
+                         and _answers_part(c, part, kind, own)), None)
             if pick is not None:
                 # The whole question's copy of the sentence, so that later steps see it as chosen.
-                chosen.append(next((c for c in ranked if (c.n, c.index) == (pick.n, pick.index)), pick))
+                chosen.append(next((c for c in ranked if c.sentence.lower() == pick.sentence.lower()), pick))
 
     def _cosines(self, question: str, sentences: Sequence[str]) -> list[float]:
         if self.embedder is None or self.semantic_weight == 0:
@@ -503,12 +506,10 @@ class ExtractiveChatModel(ChatModel):
         return [float(x) for x in vecs[1:] @ vecs[0]]
 
 
-def _answers_part(quote: Quote, part: str) -> bool:
-    """Does ``quote`` answer this part of a question: hold the kind of answer it asks for (any, when it asks for
-    none) and share one of its terms, headings included?"""
-    kind = expected_type(part)
-    return ((kind is None or has_type(under_headers(quote.sentence, quote.context), kind, part))
-            and any(t in quote.evidence for t in salient_terms(part)))
+def _answers_part(quote: Quote, part: str, kind: str | None, terms: Sequence[str]) -> bool:
+    """Does ``quote`` answer this part of a question: hold the ``kind`` of answer it asks for (any, when ``None``)
+    and share one of its ``terms``, headings included?"""
+    return (kind is None or has_type(quote.read, kind, part)) and any(t in quote.evidence for t in terms)
 
 
 def format_quotes(chosen: Sequence[Quote]) -> str:
