@@ -241,6 +241,11 @@ class AnswerConfig:
     # its metadata (a "superseded" status, a superseded_by), weighs this much in the extractive reader, so the
     # current version of a policy wins over its predecessor; 1 = off.
     superseded_weight: float = 0.5
+    # An answer that quotes a document replaced by another edition (its metadata's superseded_by, readable by the
+    # asker) and that edition leaves out the sentences citing only the old one, unless the question speaks of the
+    # past ("was", "last year", a year the current edition's title does not carry): last year's price was quoted
+    # beside this year's. Nothing read or checked changes (docs/answers.md, session 47).
+    current_editions: bool = True
     # Refuse (insufficient-retrieval) when the best passage in the whole index is one the asker may not read and
     # the asker's best scores below (1 − restricted_gap) × its score: the asked-for fact sits in a restricted
     # document (issue 15, failure shape 2). Only the two scores are used; 0 = off. 0.3 was chosen on the bundled set;

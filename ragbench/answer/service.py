@@ -27,6 +27,7 @@ from ..text import count_tokens, normalize_whitespace, tokenize
 from .acl import PrincipalRegistry, allowed_doc_ids, post_filter
 from .answerability import (NAMED_RULES, AnswerabilityReport, PermittedTermWeights, TermWeights, WordMatcher,
                             assess_answer, coverage, rule_of)
+from .editions import asks_about_past, current_sentences, front_field, successors
 from .judge import RESTRICTED_MARGIN, AnswerJudge, Verdict
 from .rerank import QueryLikelihoodReranker
 from .parts import interleave, question_parts
@@ -47,14 +48,8 @@ def out_of_force(title: str, metadata: Mapping[str, Any] | None = None) -> bool:
     """True when a document says it is out of force: in its title ("… — SUPERSEDED"), or in its metadata, a
     ``status`` of that kind ("superseded", "archived") or a ``superseded_by`` naming its successor. The metadata is
     read at its top level (the golden loader's) and under ``front_matter`` (``ragbench ingest``'s)."""
-    if SUPERSEDED.search(title or ""):
-        return True
-    meta = dict(metadata or {})
-    nested = meta.get("front_matter")
-    for fields in (meta, nested if isinstance(nested, Mapping) else {}):
-        if fields.get("superseded_by") or SUPERSEDED.search(str(fields.get("status") or "")):
-            return True
-    return False
+    return bool(SUPERSEDED.search(title or "") or front_field(metadata, "superseded_by")
+                or SUPERSEDED.search(str(front_field(metadata, "status") or "")))
 
 
 SYSTEM_INSTRUCTION = ("You answer questions about the company's documents using only the numbered context "
@@ -402,6 +397,22 @@ class AnsweringService:
         metadata, :func:`out_of_force`), else 1."""
         return self._weight_in(hit, self.store.get_document(hit.doc_id))
 
+    def replaced_editions(self, question: str, hits: Sequence[Hit], who: Principal) -> dict[str, set[str]]:
+        """The documents among ``hits`` replaced by another edition (their ``superseded_by``) that ``who`` may read,
+        each with those successors; none when ``question`` speaks of the past (:func:`editions.asks_about_past`:
+        then the old edition may be what it asks about)."""
+        newer: dict[str, set[str]] = {}
+        for doc_id in dict.fromkeys(h.doc_id for h in hits):
+            doc = self.store.get_document(doc_id)
+            ids = allowed_doc_ids(successors(doc.metadata if doc else None), who, self.store)
+            if ids:
+                newer[doc_id] = ids
+        if newer:
+            titles = self.store.titles()
+            if asks_about_past(question, [titles.get(i, "") for ids in newer.values() for i in ids]):
+                return {}
+        return newer
+
     @staticmethod
     def _context_in(hit: Hit, doc: Any) -> str:
         trail = heading_trail(doc.text, hit.start) if doc is not None else []
@@ -710,6 +721,14 @@ class AnsweringService:
                     refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
                                             sentences=report.sentences, decided_by="judge-veto", **tokens)
                     return replace(refusal, answerability=check, judge_p_yes=p_yes)
+        replaced = self.replaced_editions(question, hits, who) if self.cfg.current_editions else {}
+        current = current_sentences(text, hits, replaced) if replaced else None
+        if current is not None:
+            # The check read every edition the reader quoted; the answer states the edition in force beside it.
+            text = current
+            report = verify(text, hits, self.cfg.min_support_sentence, self.cfg.grounding, self.embedder,
+                            self.cfg.min_embedding_support)
+            citations = build_citations(text, hits, report)
         return Answer(answer_id="", answer=text, refused=False, refusal_reason=None,
                       support_ratio=report.support_ratio, citations=tuple(citations),
                       context_tokens=context_tokens, context_chunk_ids=tuple(h.chunk_id for h in hits),

@@ -1,0 +1,121 @@
+"""An answer quoting a replaced edition beside the edition that replaced it states the one in force (session 47)."""
+from __future__ import annotations
+
+import pytest
+
+from ragbench.answer import AnsweringService, PrincipalRegistry
+from ragbench.answer.editions import asks_about_past, current_sentences, successors
+from ragbench.config import AnswerConfig
+from ragbench.llm import ExtractiveChatModel
+from ragbench.retrieval.base import Retriever
+from ragbench.schema import Acl, Document, Hit, Principal
+
+from .helpers import make_store
+
+OLD = ("Lesson prices for 2025-26.\n\n| Lesson length | Manual car | Automatic car |\n|---|---|---|\n"
+       "| 1 hour | £40 | £44 |\n| 1.5 hours | £58 | £64 |\n")
+NEW = ("Lesson prices for 2026-27.\n\n| Lesson length | Manual car | Automatic car |\n|---|---|---|\n"
+       "| 1 hour | £42 | £46 |\n| 1.5 hours | £62 | £68 |\n")
+GIFT = "Gift vouchers come in £42 and £100 amounts and last 12 months."
+PUPIL = Principal.make("pupil", [], [], "Public")
+STAFF = Principal.make("staff", [], ["staff"], "Internal")
+
+
+def test_a_question_speaks_of_the_past_by_a_word_or_a_year_no_current_title_carries():
+    assert asks_about_past("What was a 1.5 hour lesson?")
+    assert asks_about_past("and on last year's list?")
+    assert asks_about_past("What did it cost under the old policy")
+    assert asks_about_past("How much is a lesson on the 2025 price list?", ["Lesson prices 2026-27"])
+    assert not asks_about_past("How much is a lesson on the 2026 price list?", ["Lesson prices 2026-27"])
+    assert not asks_about_past("How much is a 1.5 hour lesson in a manual?", ["Lesson prices 2026-27"])
+    assert not asks_about_past("Is the wash bay open?")  # "was" is a word, not a prefix
+
+
+def test_successors_are_read_from_the_metadata_top_level_or_front_matter():
+    assert successors({"superseded_by": "prices-2026"}) == ["prices-2026"]
+    assert successors({"front_matter": {"superseded_by": "a, b ,a"}}) == ["a", "b"]
+    assert successors({"superseded_by": ["x", "y"]}) == ["x", "y"]
+    assert successors({"status": "superseded"}) == [] and successors(None) == []
+    assert successors({"supersedes": "prices-2025"}) == []  # the new edition names its predecessor, not a successor
+
+
+def test_the_answer_leaves_out_sentences_citing_only_a_replaced_edition_beside_its_successor():
+    hits = [Hit("n2", "new", 0.9, 0), Hit("o2", "old", 0.9, 1), Hit("g", "gift", 0.8, 2)]
+    replaced = {"old": {"new"}}
+    text = "A 1.5 hour lesson is £58. [2] It is £62 now. [1] Vouchers last a year. [3, 2]"
+    assert current_sentences(text, hits, replaced) == "It is £62 now. [1] Vouchers last a year. [3] [2]"
+    # Without a sentence citing the successor, the old edition's sentence is the answer's and stays.
+    assert current_sentences("It was £58. [2] Vouchers last a year. [3]", hits, replaced) is None
+    assert current_sentences("It is £62 now. [1] Or £58. [1, 2]", hits, replaced) is None  # cites both
+    assert current_sentences("It is £62 now. [1]", hits, replaced) is None  # nothing to leave out
+    assert current_sentences(text, hits, {}) is None
+
+
+class Fixed(Retriever):
+    """Returns the given chunks of the store whatever the question (the old edition ranked first)."""
+
+    name = "fixed"
+
+    def __init__(self, store, doc_ids):
+        chunks = {c.doc_id: c for c in store.chunks()}
+        titles = store.titles()
+        self.hits = [Hit(chunks[d].chunk_id, d, 1.0 - i / 10, i, chunks[d].text, titles[d], chunks[d].start,
+                         chunks[d].end) for i, d in enumerate(doc_ids)]
+
+    def index(self, chunks, acls=None, titles=None, show_progress=False):
+        return self
+
+    def search(self, query, k=10, principal=None):
+        return self.hits[:k]
+
+
+def editions_store(successor="prices-2026"):
+    public = Acl.make([], [], "Public")
+    return make_store([Document("prices-2025", OLD, "Lesson prices 2025-26", acl=public,
+                                metadata={"status": "superseded", "superseded_by": successor}),
+                       Document("prices-2026", NEW, "Lesson prices 2026-27", acl=public,
+                                metadata={"status": "current", "supersedes": "prices-2025"}),
+                       Document("staff-prices", NEW.replace("2026-27", "2027-28"), "Lesson prices 2027-28 (draft)",
+                                acl=Acl.make([], ["staff"], "Internal")),
+                       Document("gift", GIFT, "Gift vouchers", acl=public)])
+
+
+@pytest.fixture
+def editions():
+    s = editions_store()
+    yield s
+    s.close()
+
+
+def answer(store, question, who=PUPIL, cfg=None, docs=("prices-2025", "prices-2026", "gift")):
+    svc = AnsweringService(store, Fixed(store, docs), ExtractiveChatModel(), cfg or AnswerConfig(restricted_gap=0.0),
+                           principals=PrincipalRegistry([PUPIL, STAFF]))
+    return svc.answer(question, who)
+
+
+Q = "How much is a 1.5 hour lesson in a manual?"
+BOTH = "1.5 hours | £58 | £64 |. [1] 1.5 hours | £62 | £68 |. [2]"
+
+
+def test_both_editions_quoted_the_answer_states_the_one_in_force(editions):
+    off = answer(editions, Q, cfg=AnswerConfig(restricted_gap=0.0, current_editions=False))
+    assert off.answer == BOTH
+    now = answer(editions, Q)
+    assert (now.answer, [c.doc_id for c in now.citations]) == ("1.5 hours | £62 | £68 |. [2]", ["prices-2026"])
+    assert (now.refused, now.decided_by) == (off.refused, off.decided_by)
+    # Asked about the past, both editions stay; the old edition read alone stays too.
+    then = answer(editions, "What was a 1.5 hour lesson in a manual on the old list?")
+    assert [c.doc_id for c in then.citations] == ["prices-2025", "prices-2026"]
+    alone = answer(editions, Q, docs=("prices-2025", "gift"))
+    assert [c.doc_id for c in alone.citations] == ["prices-2025"]
+
+
+def test_a_successor_the_asker_may_not_read_does_not_count():
+    s = editions_store(successor="staff-prices")
+    try:
+        a = answer(s, Q, docs=("prices-2025", "staff-prices", "gift"))
+        assert [c.doc_id for c in a.citations] == ["prices-2025"]
+        staff = answer(s, Q, who=STAFF, docs=("prices-2025", "staff-prices", "gift"))
+        assert [c.doc_id for c in staff.citations] == ["staff-prices"]
+    finally:
+        s.close()
