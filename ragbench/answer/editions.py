@@ -14,9 +14,10 @@ from typing import Any, Iterable, Mapping, Sequence
 from .grounding import split_answer
 from ..schema import Hit
 
-#: Words by which a question speaks of the past: then the old edition may be what it asks about.
-PAST = re.compile(r"\b(?:was|were|did|used to|last year'?s?|previous(?:ly)?|old|older|earlier|former(?:ly)?|before"
-                  r"|back in)\b", re.IGNORECASE)
+#: Words by which a question speaks of the past: then the old edition may be what it asks about ("old" not of an
+#: age: "my eight-year-old", "a 6 year old", "how old").
+PAST = re.compile(r"\b(?:was|were|did|used to|last year'?s?|previous(?:ly)?|older|earlier|former(?:ly)?|before"
+                  r"|back in)\b|(?<![-\w])(?<!years )(?<!year )(?<!how )old\b", re.IGNORECASE)
 YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 
 

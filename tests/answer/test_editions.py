@@ -29,6 +29,9 @@ def test_a_question_speaks_of_the_past_by_a_word_or_a_year_no_current_title_carr
     assert not asks_about_past("How much is a lesson on the 2026 price list?", ["Lesson prices 2026-27"])
     assert not asks_about_past("How much is a 1.5 hour lesson in a manual?", ["Lesson prices 2026-27"])
     assert not asks_about_past("Is the wash bay open?")  # "was" is a word, not a prefix
+    # "old" of an age is not the past (westerby w083 lost its current price to last year's on it).
+    assert not asks_about_past("And one for my eight-year-old?")
+    assert not asks_about_past("how old do you have to be to hire one, 21 years old?")
 
 
 def test_successors_are_read_from_the_metadata_top_level_or_front_matter():
