@@ -7,10 +7,9 @@ from ragbench.answer import AnsweringService, PrincipalRegistry
 from ragbench.answer.editions import asks_about_past, current_sentences, successors
 from ragbench.config import AnswerConfig
 from ragbench.llm import ExtractiveChatModel
-from ragbench.retrieval.base import Retriever
 from ragbench.schema import Acl, Document, Hit, Principal
 
-from .helpers import make_store
+from .helpers import FixedOrder, make_store
 
 OLD = ("Lesson prices for 2025-26.\n\n| Lesson length | Manual car | Automatic car |\n|---|---|---|\n"
        "| 1 hour | £40 | £44 |\n| 1.5 hours | £58 | £64 |\n")
@@ -54,24 +53,6 @@ def test_the_answer_leaves_out_sentences_citing_only_a_replaced_edition_beside_i
     assert current_sentences(text, hits, {}) is None
 
 
-class Fixed(Retriever):
-    """Returns the given chunks of the store whatever the question (the old edition ranked first)."""
-
-    name = "fixed"
-
-    def __init__(self, store, doc_ids):
-        chunks = {c.doc_id: c for c in store.chunks()}
-        titles = store.titles()
-        self.hits = [Hit(chunks[d].chunk_id, d, 1.0 - i / 10, i, chunks[d].text, titles[d], chunks[d].start,
-                         chunks[d].end) for i, d in enumerate(doc_ids)]
-
-    def index(self, chunks, acls=None, titles=None, show_progress=False):
-        return self
-
-    def search(self, query, k=10, principal=None):
-        return self.hits[:k]
-
-
 def editions_store(successor="prices-2026"):
     public = Acl.make([], [], "Public")
     return make_store([Document("prices-2025", OLD, "Lesson prices 2025-26", acl=public,
@@ -91,8 +72,8 @@ def editions():
 
 
 def answer(store, question, who=PUPIL, cfg=None, docs=("prices-2025", "prices-2026", "gift")):
-    svc = AnsweringService(store, Fixed(store, docs), ExtractiveChatModel(), cfg or AnswerConfig(restricted_gap=0.0),
-                           principals=PrincipalRegistry([PUPIL, STAFF]))
+    svc = AnsweringService(store, FixedOrder(store, docs), ExtractiveChatModel(),
+                           cfg or AnswerConfig(restricted_gap=0.0), principals=PrincipalRegistry([PUPIL, STAFF]))
     return svc.answer(question, who)
 
 

@@ -13,7 +13,7 @@ from ragbench.llm import ExtractiveChatModel, make_token_scorer
 from ragbench.llm.recording import RecordingChatModel
 from ragbench.schema import Hit
 
-from .helpers import PRINCIPALS, make_store
+from .helpers import PRINCIPALS, FixedOrder, make_store
 
 
 class WordScorer:
@@ -85,21 +85,6 @@ def test_bad_models_and_templates_are_config_errors(store):
     assert make_token_scorer("") is None
     with pytest.raises(ConfigError, match="only a local llama model"):
         make_token_scorer("openai")
-
-
-class FixedOrder:
-    """Returns every chunk in a fixed document order, whoever asks (the post-filter removes forbidden ones)."""
-
-    name = "fixed"
-
-    def __init__(self, store, order):
-        chunks = {c.doc_id: c for c in store.chunks()}
-        titles = store.titles()
-        self.hits = [Hit(chunks[d].chunk_id, d, 0.9 - i / 10, i, chunks[d].text, titles[d], chunks[d].start,
-                         chunks[d].end) for i, d in enumerate(order)]
-
-    def search(self, query, k=10, principal=None):
-        return self.hits[:k]
 
 
 def test_the_service_reranks_permitted_passages_before_the_top_k_cut(store):
