@@ -1,4 +1,4 @@
-"""The second to forty-seventh golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
+"""The second to forty-ninth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
 data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
 data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
 data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
@@ -7,8 +7,9 @@ data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mar
 data/golden_brindlecote, data/golden_thackerley, data/golden_cressbury, data/golden_wyndlecombe,
 data/golden_fallowmere, data/golden_saltmarden, data/golden_tallowick, data/golden_tollerwick, data/golden_kittlewood,
 data/golden_stowlock, data/golden_kelverton, data/golden_yarrowcombe, data/golden_ovenholme,
-data/golden_wickerslade, data/golden_hollingsby, data/golden_thrushwold, data/golden_tindlemoor, data/golden_ravelsby)
-and the held-out data/heldout/golden_pennyholt and data/heldout/golden_ravelshaw: each loads, has its exact counts per
+data/golden_wickerslade, data/golden_hollingsby, data/golden_thrushwold, data/golden_tindlemoor, data/golden_ravelsby,
+data/golden_pennyholt, data/golden_ravelshaw) and the held-out data/heldout/golden_wrenhithe and
+data/heldout/golden_wramsby: each loads, has its exact counts per
 slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
@@ -484,7 +485,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-pochard": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-rv-26-0527", "[2] and [7]"),
         answerable_injected={"Y010": "pub-forum-thread", "Y020": "cs-complaint-rv-26-0527"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_pennyholt": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["pv-ceo", "pv-chair", "pv-customer", "pv-finance", "pv-hr", "pv-installer", "pv-prospect",
@@ -505,9 +505,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-tympan": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-kp-26-0431", "[3] and [5]"),
         answerable_injected={"Z010": "pub-forum-thread", "Z019": "cs-complaint-kp-26-0431"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_wrenhithe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["lh-ceo", "lh-chair", "lh-counter", "lh-customer", "lh-engineer", "lh-finance", "lh-hr",
+                    "lh-locksmith", "lh-prospect", "lh-subcontractor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-bitting": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-lh-26-0318", "[3] and [5]"),
+        answerable_injected={"J010": "pub-forum-thread", "J019": "cs-complaint-lh-26-0318"}),
+    "golden_wramsby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["sx-agency-driver", "sx-ceo", "sx-chair", "sx-customer", "sx-driver", "sx-finance", "sx-hr",
+                    "sx-prospect", "sx-sales", "sx-yard"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-cinnabar": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ws-26-0362", "[2] and [9]"),
+        answerable_injected={"O010": "pub-forum-thread", "O019": "cs-complaint-ws-26-0362"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_pennyholt", "golden_ravelshaw"})
+HELDOUT = frozenset({"golden_wrenhithe", "golden_wramsby"})
 
 
 def folder_of(name: str) -> Path:
