@@ -397,12 +397,12 @@ class AnsweringService:
         metadata, :func:`out_of_force`), else 1."""
         return self._weight_in(hit, self.store.get_document(hit.doc_id))
 
-    def replaced_editions(self, question: str, hits: Sequence[Hit], who: Principal) -> dict[str, set[str]]:
-        """The documents among ``hits`` replaced by another edition (their ``superseded_by``) that ``who`` may read,
-        each with those successors; none when ``question`` speaks of the past (:func:`editions.asks_about_past`:
-        then the old edition may be what it asks about)."""
+    def replaced_editions(self, question: str, doc_ids: Sequence[str], who: Principal) -> dict[str, set[str]]:
+        """The documents of ``doc_ids`` (those an answer cites) replaced by another edition (their ``superseded_by``)
+        that ``who`` may read, each with those successors; none when ``question`` speaks of the past
+        (:func:`editions.asks_about_past`: then the old edition may be what it asks about)."""
         newer: dict[str, set[str]] = {}
-        for doc_id in dict.fromkeys(h.doc_id for h in hits):
+        for doc_id in dict.fromkeys(doc_ids):
             doc = self.store.get_document(doc_id)
             ids = allowed_doc_ids(successors(doc.metadata if doc else None), who, self.store)
             if ids:
@@ -721,7 +721,10 @@ class AnsweringService:
                     refusal = self._refusal(base, "judge-rejected", report.support_ratio, context_tokens, hits,
                                             sentences=report.sentences, decided_by="judge-veto", **tokens)
                     return replace(refusal, answerability=check, judge_p_yes=p_yes)
-        replaced = self.replaced_editions(question, hits, who) if self.cfg.current_editions else {}
+        cited = {c.doc_id for c in citations}
+        # Only an answer citing two documents or more can cite an edition beside the one that replaced it.
+        replaced = (self.replaced_editions(question, sorted(cited), who)
+                    if self.cfg.current_editions and len(cited) > 1 else {})
         current = current_sentences(text, hits, replaced) if replaced else None
         if current is not None:
             # The check read every edition the reader quoted; the answer states the edition in force beside it.
