@@ -576,7 +576,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if embedder is not None:
         vecs = np.asarray(embedder.embed([query, *sentences]), dtype=np.float32)
         sim = float(np.max(vecs[1:] @ vecs[0]))
-    clash = tuple(conflicts(question, evidence_text, modifiers=False)) if check_conflicts else ()
+    clash = tuple(conflicts(question, evidence_text, modifiers=False, attributive=True)) if check_conflicts else ()
     evidence_words = [w for w in content_words(evidence_text).values() if w.isalpha()]
     unknown = []
     for t in terms:

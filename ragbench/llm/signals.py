@@ -233,6 +233,11 @@ def graded_codes(text: str) -> set[str]:
 #: "26-tonne"); in evidence also unhyphenated ("1 bedroom"). Only the hyphenated form counts in a question, where
 #: "3 days" is as often a condition as a kind.
 _COUNTED_ASKED = re.compile(r"(?<![\w.,-])(\d{1,3}(?:\.\d+)?)-([^\W\d_]{3,})(?![\w-])")
+#: The same kind written without its hyphen where only a compound modifier can stand: after a determiner and before
+#: the noun it modifies ("a 3 hour lesson", "a 12 kWp solar system"), not in a condition's place ("off for 3 days").
+#: "per" is no unit ("a 15 per cent discount" is a percentage).
+_COUNTED_ATTRIBUTIVE = re.compile(r"\b(?:a|an|the|each|every|this|that)\s+(\d{1,3}(?:\.\d+)?)\s+(?!per\b)"
+                                  r"([^\W\d_]{3,})\s+(?=[^\W\d_])", re.IGNORECASE)
 _AFTER = re.compile(r"\b(?:after|beyond)\s*$", re.IGNORECASE)
 _COUNTED = re.compile(r"(?<![\w.,-])(\d{1,3}(?:\.\d+)?)[ -]([^\W\d_]{3,})(?![\w-])")
 
@@ -249,10 +254,11 @@ def _count(number: str) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _asked_quantities(question: str) -> tuple[tuple[str, str, str, float] | None, frozenset[tuple[str, str]]]:
+def _asked_quantities(question: str) -> tuple[tuple[str, str, str, float] | None, frozenset[tuple[str, str]],
+                                              frozenset[tuple[str, str]]]:
     """The question side of :func:`quantity_conflicts`, parsed once per question (the reader asks about every
     candidate sentence): the one point quantity of the asking sentence as ``(as written, unit word, compared unit,
-    value)``, and its hyphenated counted kinds."""
+    value)``, its hyphenated counted kinds, and its unhyphenated attributive ones."""
     asking = split_setting(question)[1]
     point = None
     asked = asked_amount(asking)
@@ -260,16 +266,19 @@ def _asked_quantities(question: str) -> tuple[tuple[str, str, str, float] | None
         unit, wanted = asked
         m = next(m for m in _quantities(asking) if _measure(m)[0] == unit)
         point = (m.group().strip(), _unit_word(m) or "", unit, wanted[0])
-    return point, frozenset(_counted(_COUNTED_ASKED, asking))
+    return point, frozenset(_counted(_COUNTED_ASKED, asking)), frozenset(_counted(_COUNTED_ATTRIBUTIVE, asking))
 
 
-def quantity_conflicts(question: str, evidence: str) -> list[str]:
+def quantity_conflicts(question: str, evidence: str, attributive: bool = False) -> list[str]:
     """``["asked≠stated"]`` when the question names one quantity as a point ("after 25 years", "a 5-bedroom
     house") that ``evidence`` lacks, no band of ``evidence`` holds it, and ``evidence`` states the same unit or
     kind with another number ("at 10 years … at 20 years"; "1 bedroom", "2-bedroom"): the evidence gives the rule
     for other quantities, as "P1" does for "P4". Only what is asked counts: the question's setting ("I'm 19 and
-    …") describes the asker."""
-    point, kinds = _asked_quantities(question)
+    …") describes the asker. With ``attributive``, a kind written without its hyphen between a determiner and
+    its noun ("a 12 kWp solar system") counts too."""
+    point, kinds, loose = _asked_quantities(question)
+    if attributive:
+        kinds |= loose
     out: list[str] = []
     if point is not None:
         said, word, unit, value = point
@@ -374,13 +383,14 @@ def _participle(token: str) -> bool:
     return len(token) > 4 and token.endswith("ed") and not token.endswith("eed") and token != "hundred"
 
 
-def conflicts(question: str, evidence: str, modifiers: bool = True) -> list[str]:
+def conflicts(question: str, evidence: str, modifiers: bool = True, attributive: bool = False) -> list[str]:
     """Qualifiers of ``question`` that ``evidence`` contradicts, each as ``"asked≠found"``.
 
     A qualifier counts only when it is absent from the evidence while a sibling is present (see the module
     docstring), so evidence that mentions both (``P1 … P4``) is never in conflict. ``modifiers=False`` keeps
     only the code and compound rules: without part-of-speech tags a verb can pass for a modifier ("my dog
-    *keep* the cone"), so the modifier rule is a ranking signal, not a reason to refuse."""
+    *keep* the cone"), so the modifier rule is a ranking signal, not a reason to refuse. ``attributive`` is
+    :func:`quantity_conflicts`'s."""
     out: list[str] = []
     question = without_exclusions(question)
     ev_codes, asked_codes = codes(evidence), codes(question)
@@ -398,7 +408,7 @@ def conflicts(question: str, evidence: str, modifiers: bool = True) -> list[str]
                           if (x == a) != (y == b) and (x, y) not in _compounds(question))
         if siblings:
             out.append(f"{a}-{b}≠{siblings[0]}")
-    out += quantity_conflicts(question, evidence)
+    out += quantity_conflicts(question, evidence, attributive)
     return out + modifier_conflicts(question, evidence) if modifiers else out
 
 

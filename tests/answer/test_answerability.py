@@ -465,6 +465,17 @@ def test_a_graded_code_no_readable_document_mentions_is_unanswerable():
     assert assess(told, told, said, [], w, None, 0.0, 0.0).answerable
 
 
+def test_the_check_refuses_an_unhyphenated_counted_kind_its_answer_gives_siblings_of():
+    """Pennyholt U063 (session 48): "a 12 kWp solar system" asked, the 4 to 10 kWp rows quoted."""
+    rows = ["4 kWp | 10 | £6,190 |.", "6 kWp | 14 | £7,840 |.", "10 kWp | 24 | £11,250 |."]
+    w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " solar system price"])
+    q = "How much is a 12 kWp solar system?"
+    r = assess(q, q, rows, ["Solar system prices"], w, None, 0.0, 0.0)
+    assert (r.answerable, r.reason) == (False, "answers another 12-kwp≠10-kwp")
+    ok = "How much is a 6 kWp solar system?"
+    assert assess(ok, ok, rows, ["Solar system prices"], w, None, 0.0, 0.0).answerable
+
+
 def test_a_name_or_number_only_in_the_askers_setting_is_no_reason_to_refuse():
     """"I'm 19 and at college." and "… the conference in York …" tell the asker's situation; the documents need not
     mention 19 or York. A name or number in the sentence that asks still must be readable."""

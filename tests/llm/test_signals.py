@@ -254,6 +254,26 @@ def test_a_quantity_or_counted_kind_conflicts_with_its_siblings():
         ["25 years≠10 years"]
 
 
+def test_an_unhyphenated_counted_kind_counts_where_only_a_modifier_can_stand():
+    """Pennyholt U063's shape: "a 12 kWp solar system" asked, the 4 to 10 kWp rows quoted. Between a determiner and
+    its noun a number and a unit are a compound modifier, the kind a hyphen would mark; the check reads them
+    (``attributive``), the reader's ranking does not."""
+    from ragbench.llm.signals import quantity_conflicts
+
+    rows = "4 kWp | 10 | £6,190 |. 6 kWp | 14 | £7,840 |. 10 kWp | 24 | £11,250 |."
+    assert quantity_conflicts("How much is a 12 kWp solar system?", rows, attributive=True) == ["12-kwp≠10-kwp"]
+    assert quantity_conflicts("How much is a 12 kWp solar system?", rows) == []
+    assert quantity_conflicts("how much is a 6 kWp solar system", rows, attributive=True) == []
+    assert conflicts("What does a 6 berth caravan cost a week?", "A 4 berth caravan is £420.", modifiers=False,
+                     attributive=True) == ["6-berth≠4-berth"]
+    # Not in a condition's or an object's place, and "per" is no unit.
+    flush = "Power flush of a system with up to 10 radiators: from £520."
+    assert quantity_conflicts("How much is a power flush for a system with 15 radiators?", flush,
+                              attributive=True) == []
+    assert quantity_conflicts("Who must approve a 15 per cent discount?", "15 per cent: the sales director.",
+                              attributive=True) == []
+
+
 def test_graded_codes_are_one_identifier():
     from ragbench.llm.signals import graded_codes
 
