@@ -233,6 +233,9 @@ class AnswerConfig:
     # A question about what holds from a date ("How much will it cost from April 2026?") is answered only when the
     # answer or its headings state that date (docs/answers.md, session 22).
     answerability_change_dates: bool = True
+    # A question asking when a closure to come happens ("When is the Dowerby shop closing down?") is answered only when
+    # the answer states a date on the calendar, not a day's opening hours (docs/answers.md, session 48).
+    answerability_closure_dates: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

@@ -190,6 +190,35 @@ def states_date(date: str, evidence: str) -> bool:
     return re.search(r"\b" + gap.join(map(re.escape, words)) + r"\b", evidence.lower()) is not None
 
 
+#: A closure to come ("When is the Dowerby shop closing down?", "Is Saltcote depot closing, and if so when?", "…
+#: going to close"), not a day's hours ("closing today", "close on Saturdays", "closing time").
+_CLOSURE = re.compile(r"\b(?:going\s+to\s+close|(?:is|are|be)\s+(?:[\w'’-]+\s+){0,5}?closing"
+                      r"|will\s+(?:[\w'’-]+\s+){0,3}?close|clos(?:e|es|ing)\s+(?:down|for\s+good|permanently)"
+                      r"|shut(?:ting)?\s+down)\b", re.I)
+_DAY_HOURS = re.compile(r"\b(?:today|tonight|tomorrow|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|bank\s+"
+                        r"holidays?|lunch|christmas|closing\s+time|what\s+time|early)\b", re.I)
+#: Asked anywhere in the question ("Is Harrowmead going to close? When?", "…, and if so when?").
+_WHEN_ASKED = re.compile(r"\bwhen\b|\b(?:what|which)\s+(?:date|day)\b", re.I)
+_MONTH_SHORT = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)"
+#: A date on the calendar: a day with its month ("30 September", "September 30th"), a month with its year ("March
+#: 2027"), a numeric date ("30/09/2026", "2026-09-30"); a year alone is read by :func:`years`.
+_CALENDAR_DATE = re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS}|{_MONTH_SHORT})\b"
+                            rf"|\b(?:{_MONTHS}|{_MONTH_SHORT})\.?\s+(?:\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{4}}\b)"
+                            r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b", re.I)
+
+
+def asks_closure_date(question: str) -> bool:
+    """Whether ``question`` asks when a closure to come happens ("When is the Tessingham practice closing?"): a date
+    on the calendar answers it, the hours of a day ("9:30am to 5pm (closed Mondays)") do not."""
+    return (_WHEN_ASKED.search(question) is not None and _CLOSURE.search(question) is not None
+            and _DAY_HOURS.search(question) is None)
+
+
+def states_calendar_date(text: str) -> bool:
+    """Whether ``text`` states a date on the calendar (:data:`_CALENDAR_DATE`) or a year."""
+    return _CALENDAR_DATE.search(text) is not None or bool(years(text))
+
+
 _SUBJECT_WORDS = frozenset("i we you they he she it to self".split())
 
 
@@ -338,7 +367,7 @@ def _on_thresholds(reason: str | None) -> bool:
 
 def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
-        reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR))
+        reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -347,6 +376,7 @@ RARE_WORD = "asks about the rare word "
 SIBLING_WORD = "asks about the word "
 UNDATED = "asks what holds from "
 UNSTATED_YEAR = "asks about the year "
+CLOSURE_UNDATED = "asks for the date of a closure"
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
 
@@ -356,6 +386,7 @@ TYPE_NAMING = " in an answer sentence naming "
 _RULES: tuple[tuple[str, str], ...] = (
     ("coverage", "thresholds"), ("no answer sentences", "no-sentences"), ("answers another", "conflict"),
     ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (UNSTATED_YEAR, "unstated-year"),
+    (CLOSURE_UNDATED, "closure-date"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -420,7 +451,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_everyday_zipf, restricted_terms, cfg.answerability_rare_zipf,
                       sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf,
                       cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf,
-                      cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft)
+                      cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft,
+                      cfg.answerability_closure_dates)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -469,7 +501,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0,
            sibling_zipf: float = 0.0, check_dates: bool = False,
            everyday_known_zipf: float = 0.0, check_years: bool = False,
-           typed_zipf: float = 0.0, type_soft: bool = False) -> AnswerabilityReport:
+           typed_zipf: float = 0.0, type_soft: bool = False, check_closures: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -500,7 +532,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     about (not one of the asker's setting) must be stated by the answer or its sentences' contexts. With
     ``typed_zipf`` > 0, the asked type must come from one sentence that, with its own headings, names every asked
     word rarer than that which the readable documents know; with ``type_soft``, the per-sentence share of
-    ``type_coverage`` is counted as soft coverage. (Both measured and left off: docs/answers.md, session 40.)"""
+    ``type_coverage`` is counted as soft coverage. (Both measured and left off: docs/answers.md, session 40.) With
+    ``check_closures``, a question asking when a closure to come happens (:func:`asks_closure_date`) is answered
+    only when the answer or its sentences' contexts state a date on the calendar, not the hours of a day."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -678,6 +712,12 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         if found_words:
             return AnswerabilityReport(cov, sim, kind, found, False, prefix + ", ".join(found_words) + suffix,
                                        **signals)
+    # "When is the Dowerby shop closing down?" asks for a day on the calendar; the shop's opening hours ("Mon to Sat
+    # 7:30am to 5pm; closed Sunday") carry the time type and the word "closed", and answer another question.
+    if check_closures and asks_closure_date(question) and not states_calendar_date(
+            " . ".join([evidence_text, *own_contexts])):
+        return AnswerabilityReport(cov, sim, kind, found, False, CLOSURE_UNDATED + ", which the answer never states",
+                                   **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     why = f" and similarity {sim:.2f} < {min_similarity}" if similarity_route else " (coverage decides)"

@@ -800,3 +800,42 @@ def test_the_per_sentence_type_test_can_read_soft_coverage():
     soft = assess(q, q, said, [], w, None, 0.0, 0.0, matcher=m, sentence_contexts=[""], type_coverage=0.2,
                   type_soft=True)
     assert soft.answerable and soft.soft_coverage > soft.coverage
+
+
+def test_a_closure_to_come_asked_when_needs_a_date_on_the_calendar():
+    """Ovenholme B049's shape (session 48): "when is the Dowerby shop closing down" answered with the shop's opening
+    hours, which carry the time type and the word "closed". A closure to come asks for a day on the calendar."""
+    from ragbench.answer.answerability import asks_closure_date, rule_of, states_calendar_date
+
+    hours = ["Dowerby | 2 Sheafgate Parade | Mon to Sat 7:30am to 5pm; closed Sunday |."]
+    w = TermWeights.from_texts([OFFICE, PETS, hours[0] + " The Dowerby shop closes on 27 February 2027."])
+    q = "when is the Dowerby shop closing down"
+    r = assess(q, q, hours, ["Our shops"], w, None, 0.0, 0.0, check_closures=True)
+    assert (r.answerable, r.reason) == (False, "asks for the date of a closure, which the answer never states")
+    assert rule_of(r.reason) == "closure-date"
+    assert assess(q, q, hours, ["Our shops"], w, None, 0.0, 0.0).answerable  # the switch off: as before
+    dated = ["The Dowerby shop closes on 27 February 2027."]
+    assert assess(q, q, dated, ["Board paper"], w, None, 0.0, 0.0, check_closures=True).answerable
+    # Asked anywhere in the question; not of a day's hours or a closure that is no event to come.
+    assert [asks_closure_date(x) for x in (
+        "Is Saltcote depot closing, and if so when?", "Is Harrowmead going to close? When?",
+        "When is the Nethercrane centre closing for good?", "What time does the café close?",
+        "When is the shop closing today?", "When does bag drop close for a flight to Europe?",
+        "How much a year would closing Orrin Street Baths save?")] == [True, True, True, False, False, False, False]
+    assert [states_calendar_date(t) for t in (
+        "closes on 30 September 2026", "by March 2027", "Sept 30th", "30/09/2026", "in 2027",
+        "Monday to Friday 08:30 to 18:30, closed at weekends", "From November to February every centre closes at 5pm"
+    )] == [True, True, True, True, True, False, False]
+
+
+def test_service_refuses_opening_hours_for_a_closure_to_come_by_default():
+    shops = [Document("shops", "Dowerby shop, 2 Sheafgate Parade: Mon to Sat 7:30am to 5pm; closed Sunday.",
+                      "Our shops", acl=Acl.make([], [], "Public"))]
+    q = "when is the Dowerby shop closing down"
+    hours = FixedModel("Dowerby shop, 2 Sheafgate Parade: Mon to Sat 7:30am to 5pm; closed Sunday [1].")
+    a = _service(make_store(shops), hours, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
+    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:closure-date")
+    assert a.answerability.reason == "asks for the date of a closure, which the answer never states"
+    off = _service(make_store(shops), hours, restricted_gap=0.0, answerability_min_coverage=0.0,
+                   answerability_closure_dates=False).answer(q, "guest")
+    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["shops"])
