@@ -33,12 +33,18 @@ def test_two_workers_share_sessions_and_metrics(server):
                              json={"question": "How many days of annual leave do staff get?"}, headers=alice)
                 assert r.status_code == 200, r.text
                 turns.append(r.json()["turn"])
-        metrics = c.get("/metrics").text
+        # A request is counted in the middleware's `finally`, after its response went out, so the last one may
+        # still be uncounted when /metrics is read at once on a loaded machine: read until both agree or 10 s pass.
+        deadline = time.monotonic() + 10.0
+        while True:
+            counted = [float(line.rsplit(" ", 1)[1]) for line in c.get("/metrics").text.splitlines()
+                       if line.startswith("ragbench_http_requests_total{") and 'status="200"' in line
+                       and 'route="/v1/chat/sessions/{session_id}/messages"' in line]
+            if counted == [12.0] or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
     assert turns == list(range(1, 13))  # one history, whichever worker answered
     assert len(worker_pids(server)) == 2
-    counted = [float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
-               if line.startswith("ragbench_http_requests_total{") and 'status="200"' in line
-               and 'route="/v1/chat/sessions/{session_id}/messages"' in line]
     assert counted == [12.0]
 
 
