@@ -505,7 +505,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-tympan": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-kp-26-0431", "[3] and [5]"),
         answerable_injected={"Z010": "pub-forum-thread", "Z019": "cs-complaint-kp-26-0431"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_wrenhithe": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["lh-ceo", "lh-chair", "lh-counter", "lh-customer", "lh-engineer", "lh-finance", "lh-hr",
@@ -526,9 +525,50 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-cinnabar": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ws-26-0362", "[2] and [9]"),
         answerable_injected={"O010": "pub-forum-thread", "O019": "cs-complaint-ws-26-0362"}),
+    "golden_hassockley": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["kn-agency", "kn-ceo", "kn-chair", "kn-customer", "kn-finance", "kn-groomer", "kn-hr", "kn-kennel",
+                    "kn-prospect", "kn-supervisor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-fettle": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-hy-26-0427", "[3] and [7]"),
+        answerable_injected={"N010": "pub-forum-thread", "N019": "cs-complaint-hy-26-0427"}),
+    "golden_tappersley": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["pq-agency", "pq-ceo", "pq-chair", "pq-coordinator", "pq-customer", "pq-finance", "pq-hr",
+                    "pq-prospect", "pq-supervisor", "pq-technician"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-heliotrope": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-tp-26-0417", "[2] and [7]"),
+        answerable_injected={"I010": "pub-forum-thread", "I019": "cs-complaint-tp-26-0417"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_sprigwell": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["cx-agency", "cx-board", "cx-ceo", "cx-climber", "cx-customer", "cx-finance", "cx-groundsman",
+                    "cx-hr", "cx-prospect", "cx-supervisor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-tamarind": 4, "c-leave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-sw-26-0388", "[5] and [8]"),
+        answerable_injected={"K010": "pub-forum-thread", "K019": "cs-complaint-sw-26-0388"}),
+    "golden_hobthwaite": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["oa-bookings", "oa-ceo", "oa-chair", "oa-customer", "oa-finance", "oa-freelance", "oa-hr",
+                    "oa-instructor", "oa-prospect", "oa-sitemanager"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-oncall": 4, "c-bowline": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-hb-26-0417", "[2] and [7]"),
+        answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-hb-26-0417"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_wrenhithe", "golden_wramsby"})
+HELDOUT = frozenset({"golden_sprigwell", "golden_hobthwaite"})
 
 
 def folder_of(name: str) -> Path:
