@@ -50,6 +50,7 @@ RULES: tuple[Rule, ...] = (
     Rule("sibling", {"answer.answerability_sibling_zipf": 0.0}),
     Rule("change-dates", {"answer.answerability_change_dates": False}),
     Rule("years", {"answer.answerability_years": False}),
+    Rule("closure-dates", {"answer.answerability_closure_dates": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )
