@@ -236,6 +236,10 @@ class AnswerConfig:
     # A question asking when a closure to come happens ("When is the Dowerby shop closing down?") is answered only when
     # the answer states a date on the calendar, not a day's opening hours (docs/answers.md, session 48).
     answerability_closure_dates: bool = True
+    # A figure asked for a period named by its end ("the full year to March 2026", "the half-year to 30 September
+    # 2026") is answered only when the answer, its headings or its table headers state that end: the six months to
+    # September are another period (docs/answers.md, session 49).
+    answerability_period_ends: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

@@ -207,6 +207,55 @@ _CALENDAR_DATE = re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONT
                             r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b", re.I)
 
 
+#: A period named by its end ("the full year to March 2026", "the half-year to 30 September 2026", "the year ended 31
+#: March 2025", "the quarter ending June"): its figures are that period's, not those of another period in the table.
+_PERIOD_END = re.compile(rf"\b(year|half[\s-]?year|months?|quarter|period)\s+(?:to|ended|ending)\s+(?:the\s+)?"
+                         rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?)?({_MONTHS}|{_MONTH_SHORT})\b\.?"
+                         r"(?:,?\s*(\d{4})\b)?", re.I)
+#: A month as a date states it: with a day before it or a year after it, or after "to"/"ended"/"ending"/"until".
+_MONTH_IN_DATE = re.compile(rf"(?:\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?|\b(?:to|ended|ending|until)\s+)?"
+                            rf"\b({_MONTHS}|{_MONTH_SHORT})\b\.?(?:,?\s*(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?(\d{{4}})\b)?",
+                            re.I)
+_NUMERIC_DATE = re.compile(r"\b\d{1,2}/(\d{1,2})/(\d{4})\b|\b(\d{4})-(\d{2})-\d{2}\b")
+
+
+def _month(name: str) -> int:
+    """1–12 for a month's name or short form ("Sept" → 9)."""
+    return next(i for i, m in enumerate(_MONTH_NAMES, 1) if m.startswith(name.lower()[:3]))
+
+
+def period_ends(text: str) -> list[tuple[str, int, str | None, bool]]:
+    """The periods ``text`` asks about by their end: (as written, month 1–12, year or None, whether year-long) —
+    "What was total income for the full year to March 2026?" → ``[("March 2026", 3, "2026", True)]``."""
+    out = []
+    for m in _PERIOD_END.finditer(text):
+        unit, month, year = m.group(1).lower(), m.group(2), m.group(3)
+        written = f"{month} {year}" if year else month
+        out.append((written, _month(month), year, unit == "year"))
+    return out
+
+
+def states_period_end(month: int, year: str | None, year_long: bool, text: str) -> bool:
+    """Whether ``text`` states the end of an asked period: that month as a date ("30 Sept 2026", "March 2026", "to
+    March"), with the asked year when there is one, or a numeric date of that month and year; for a year-long period
+    a financial year ending in the asked year ("2025-26", "FY 2025/26") states it too."""
+    for m in _MONTH_IN_DATE.finditer(text):
+        dated = m.group(0)[:1].isdigit() or m.group(3) is not None or m.group(0).lower().startswith(
+            ("to", "ended", "ending", "until"))
+        if dated and _month(m.group(2)) == month and (year is None or m.group(3) == year):
+            return True
+    for m in _NUMERIC_DATE.finditer(text):
+        mon, yr = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        if int(mon) == month and (year is None or yr == year):
+            return True
+    if year_long and year is not None:
+        for m in _YEAR.finditer(text):
+            end = m.group(2)
+            if end is not None and int(m.group(1)) + 1 == int(year) and (end == year or end == year[2:]):
+                return True
+    return False
+
+
 def asks_closure_date(question: str) -> bool:
     """Whether ``question`` asks when a closure to come happens ("When is the Tessingham practice closing?"): a date
     on the calendar answers it, the hours of a day ("9:30am to 5pm (closed Mondays)") do not."""
@@ -367,7 +416,8 @@ def _on_thresholds(reason: str | None) -> bool:
 
 def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
-        reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED))
+        reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
+                           PERIOD_UNSTATED))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -377,6 +427,7 @@ SIBLING_WORD = "asks about the word "
 UNDATED = "asks what holds from "
 UNSTATED_YEAR = "asks about the year "
 CLOSURE_UNDATED = "asks for the date of a closure"
+PERIOD_UNSTATED = "asks for a period ending "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
 
@@ -386,7 +437,7 @@ TYPE_NAMING = " in an answer sentence naming "
 _RULES: tuple[tuple[str, str], ...] = (
     ("coverage", "thresholds"), ("no answer sentences", "no-sentences"), ("answers another", "conflict"),
     ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (UNSTATED_YEAR, "unstated-year"),
-    (CLOSURE_UNDATED, "closure-date"),
+    (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -452,7 +503,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf,
                       cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf,
                       cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft,
-                      cfg.answerability_closure_dates)
+                      cfg.answerability_closure_dates, cfg.answerability_period_ends)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -501,7 +552,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            sentence_contexts: Sequence[str] | None = None, type_coverage: float = 0.0,
            sibling_zipf: float = 0.0, check_dates: bool = False,
            everyday_known_zipf: float = 0.0, check_years: bool = False,
-           typed_zipf: float = 0.0, type_soft: bool = False, check_closures: bool = False) -> AnswerabilityReport:
+           typed_zipf: float = 0.0, type_soft: bool = False, check_closures: bool = False,
+           check_periods: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -534,7 +586,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     word rarer than that which the readable documents know; with ``type_soft``, the per-sentence share of
     ``type_coverage`` is counted as soft coverage. (Both measured and left off: docs/answers.md, session 40.) With
     ``check_closures``, a question asking when a closure to come happens (:func:`asks_closure_date`) is answered
-    only when the answer or its sentences' contexts state a date on the calendar, not the hours of a day."""
+    only when the answer or its sentences' contexts state a date on the calendar, not the hours of a day. With
+    ``check_periods``, a figure asked for a period named by its end ("the full year to March 2026") is answered only
+    when the answer or its sentences' contexts state that end (:func:`states_period_end`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -718,6 +772,15 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
             " . ".join([evidence_text, *own_contexts])):
         return AnswerabilityReport(cov, sim, kind, found, False, CLOSURE_UNDATED + ", which the answer never states",
                                    **signals)
+    # "What was total revenue for the full year to March 2026?" asks for that period's figure; a table of the six
+    # months to 30 September beside their budget ("Total income | £2,865,000 | …") answers another period.
+    if check_periods:
+        context = " . ".join([evidence_text, *own_contexts])
+        unstated = [w for w, month, year, long in period_ends(asking)
+                    if not states_period_end(month, year, long, context)]
+        if unstated:
+            return AnswerabilityReport(cov, sim, kind, found, False, PERIOD_UNSTATED + ", ".join(unstated)
+                                       + ", which the answer never states", **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     why = f" and similarity {sim:.2f} < {min_similarity}" if similarity_route else " (coverage decides)"

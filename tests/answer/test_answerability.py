@@ -839,3 +839,44 @@ def test_service_refuses_opening_hours_for_a_closure_to_come_by_default():
     off = _service(make_store(shops), hours, restricted_gap=0.0, answerability_min_coverage=0.0,
                    answerability_closure_dates=False).answer(q, "guest")
     assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["shops"])
+
+
+def test_a_figure_of_a_period_named_by_its_end_needs_that_end_stated():
+    """Kittlewood N066's shape (session 49): "total income for the full year to March 2026" answered with the
+    accounts' row for the six months to 30 September (headers "Six months to 30 Sept 2026 | Budget")."""
+    from ragbench.answer.answerability import period_ends, rule_of, states_period_end
+
+    row = ["Total income | £2,865,000 | £2,910,000 |."]
+    headers = ["Management accounts | Six months to 30 Sept 2026 | Budget"]
+    w = TermWeights.from_texts([OFFICE, PETS, row[0] + " Six months to 30 Sept 2026. Budget."])
+    q = "What was our total income for the full year to March 2026?"
+    r = assess(q, q, row, ["Management accounts"], w, None, 0.0, 0.0, sentence_contexts=headers, check_periods=True)
+    assert (r.answerable, r.reason) == (False, "asks for a period ending March 2026, which the answer never states")
+    assert rule_of(r.reason) == "period-end"
+    assert assess(q, q, row, ["Management accounts"], w, None, 0.0, 0.0, sentence_contexts=headers).answerable
+    half = "What was total income in the half-year to 30 September 2026?"
+    assert assess(half, half, row, ["Management accounts"], w, None, 0.0, 0.0, sentence_contexts=headers,
+                  check_periods=True).answerable
+    assert period_ends("What EBITDA did Ledwell's make in the year ended 31 March 2025, and in the quarter ending "
+                       "June?") == [("March 2025", 3, "2025", True), ("June", 6, None, False)]
+    assert period_ends("What was revenue for the half year to september?") == [("september", 9, None, False)]
+    assert period_ends("What was revenue for the year to date?") == []
+    # A month as a date (a day before it, a year after it, "to" before it), a numeric date, or, for a year-long
+    # period, the financial year that ends in the asked year; not "may" the verb, not another year.
+    assert [states_period_end(*asked, text) for asked, text in (
+        ((9, "2026", False), "Six months to 30 Sept 2026"), ((3, "2026", True), "Revenue, 2025-26 actual"),
+        ((3, "2026", True), "FY 2025/26"), ((3, "2026", True), "31/03/2026"), ((5, None, False), "to May"),
+        ((5, None, False), "you may go"), ((3, "2026", True), "year to 31 March 2027"),
+        ((3, "2026", False), "Half year 2025-26"))] == [True, True, True, True, True, False, False, False]
+
+
+def test_service_refuses_another_periods_figure_by_default():
+    accounts = [Document("accounts", "Six months to 30 September 2026: total income was £2,865,000.",
+                         "Management accounts", acl=Acl.make([], [], "Public"))]
+    q = "What was our total income for the full year to March 2026?"
+    said = FixedModel("Six months to 30 September 2026: total income was £2,865,000 [1].")
+    a = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
+    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:period-end")
+    off = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0,
+                   answerability_period_ends=False).answer(q, "guest")
+    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["accounts"])

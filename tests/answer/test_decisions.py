@@ -46,6 +46,8 @@ def bm25_answers(golden):
     ("asks about the word surveyor, which the answer's documents never mention", "sibling-word"),
     ("asks what holds from April 2026, which the answer never states", "undated"),
     ("asks about the year 2023, which the answer never states", "unstated-year"),
+    ("asks for the date of a closure, which the answer never states", "closure-date"),
+    ("asks for a period ending March 2026, which the answer never states", "period-end"),
     ("something no rule says", "other"),
     (None, "other"),
     ("", "other"),
