@@ -240,6 +240,10 @@ class AnswerConfig:
     # 2026") is answered only when the answer, its headings or its table headers state that end: the six months to
     # September are another period (docs/answers.md, session 49).
     answerability_period_ends: bool = True
+    # A question asking for the top of a band ("What's the top of the presser pay band?") is answered only when some
+    # answer sentence, under its table headers, states a range of money: "from £27,500 a year" is where a band starts
+    # (docs/answers.md, session 49).
+    answerability_band_tops: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

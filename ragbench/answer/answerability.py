@@ -256,6 +256,28 @@ def states_period_end(month: int, year: str | None, year_long: bool, text: str) 
     return False
 
 
+#: The top of a band ("the top of the qualified technician pay band", "the maximum of the E1 band", "at the top of
+#: their pay scale").
+_BAND_TOP = re.compile(r"\b(?:top|maximum|max|upper\s+end|ceiling)\s+of\s+(?:the\s+|their\s+|our\s+|your\s+|an?\s+)?"
+                       r"(?:[\w'’-]+\s+){0,5}?(?:band|scale|range|grade)\b", re.I)
+_MONEY = re.compile(r"[£$€]\s?\d[\d,]*(?:\.\d+)?")
+#: An amount with an upper bound: "up to £800", "to £31,800", "£27,500–£31,800", "maximum £15.70".
+_UPPER_BOUND = re.compile(r"\b(?:up\s+to|maximum|max|top|at\s+most|rising\s+to|to)\s+[£$€]\s?\d"
+                          r"|[£$€]\s?\d[\d,.]*\s*(?:-|–|to)\s*[£$€]?\s?\d", re.I)
+
+
+def asks_band_top(question: str) -> bool:
+    """Whether ``question`` asks for the top of a band, scale, range or grade ("What's the top of the presser pay
+    band?"): the band's upper end answers it, not where it starts."""
+    return _BAND_TOP.search(question) is not None
+
+
+def states_range(text: str) -> bool:
+    """Whether ``text`` states a range of money: two amounts ("£27,500 | £31,800"), or one with an upper bound ("up to
+    £800", "£12.90 to £13.85"); "from £27,500 a year" or one rate does not."""
+    return len(_MONEY.findall(text)) >= 2 or _UPPER_BOUND.search(text) is not None
+
+
 def asks_closure_date(question: str) -> bool:
     """Whether ``question`` asks when a closure to come happens ("When is the Tessingham practice closing?"): a date
     on the calendar answers it, the hours of a day ("9:30am to 5pm (closed Mondays)") do not."""
@@ -417,7 +439,7 @@ def _on_thresholds(reason: str | None) -> bool:
 def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
-                           PERIOD_UNSTATED))
+                           PERIOD_UNSTATED, BAND_TOP_UNSTATED))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -428,6 +450,7 @@ UNDATED = "asks what holds from "
 UNSTATED_YEAR = "asks about the year "
 CLOSURE_UNDATED = "asks for the date of a closure"
 PERIOD_UNSTATED = "asks for a period ending "
+BAND_TOP_UNSTATED = "asks for the top of a band"
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
 
@@ -438,6 +461,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("coverage", "thresholds"), ("no answer sentences", "no-sentences"), ("answers another", "conflict"),
     ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (UNSTATED_YEAR, "unstated-year"),
     (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
+    (BAND_TOP_UNSTATED, "band-top"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -503,7 +527,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       sentence_contexts, cfg.answerability_type_coverage, cfg.answerability_sibling_zipf,
                       cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf,
                       cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft,
-                      cfg.answerability_closure_dates, cfg.answerability_period_ends)
+                      cfg.answerability_closure_dates, cfg.answerability_period_ends,
+                      cfg.answerability_band_tops)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -553,7 +578,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            sibling_zipf: float = 0.0, check_dates: bool = False,
            everyday_known_zipf: float = 0.0, check_years: bool = False,
            typed_zipf: float = 0.0, type_soft: bool = False, check_closures: bool = False,
-           check_periods: bool = False) -> AnswerabilityReport:
+           check_periods: bool = False, check_band_tops: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -588,7 +613,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     ``check_closures``, a question asking when a closure to come happens (:func:`asks_closure_date`) is answered
     only when the answer or its sentences' contexts state a date on the calendar, not the hours of a day. With
     ``check_periods``, a figure asked for a period named by its end ("the full year to March 2026") is answered only
-    when the answer or its sentences' contexts state that end (:func:`states_period_end`)."""
+    when the answer or its sentences' contexts state that end (:func:`states_period_end`). With ``check_band_tops``,
+    a question asking for the top of a band (:func:`asks_band_top`) is answered only when some answer sentence, read
+    under its table headers, states a range of money (:func:`states_range`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -781,6 +808,11 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         if unstated:
             return AnswerabilityReport(cov, sim, kind, found, False, PERIOD_UNSTATED + ", ".join(unstated)
                                        + ", which the answer never states", **signals)
+    # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
+    # £27,500 a year" states where it starts.
+    if check_band_tops and asks_band_top(asking) and not any(states_range(t) for t in typed_as):
+        return AnswerabilityReport(cov, sim, kind, found, False, BAND_TOP_UNSTATED + ", which the answer never states",
+                                   **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     why = f" and similarity {sim:.2f} < {min_similarity}" if similarity_route else " (coverage decides)"

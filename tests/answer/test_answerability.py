@@ -880,3 +880,38 @@ def test_service_refuses_another_periods_figure_by_default():
     off = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0,
                    answerability_period_ends=False).answer(q, "guest")
     assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["accounts"])
+
+
+def test_the_top_of_a_band_needs_a_range_stated():
+    """Tappersley I052's shape (session 49): "the top of the qualified technician pay band" (the bands are
+    Confidential) answered from the public advert's "from £27,500 a year", which says where the band starts."""
+    from ragbench.answer.answerability import asks_band_top, rule_of, states_range
+
+    advert = ["Qualified technician | from £27,500 a year | 40 hours |."]
+    w = TermWeights.from_texts([OFFICE, PETS, advert[0] + " T2 | Qualified technician | £27,500 | £31,800 |"])
+    q = "What's the top of the qualified technician pay band?"
+    r = assess(q, q, advert, ["Jobs"], w, None, 0.0, 0.0, check_band_tops=True)
+    assert (r.answerable, r.reason) == (False, "asks for the top of a band, which the answer never states")
+    assert rule_of(r.reason) == "band-top"
+    assert assess(q, q, advert, ["Jobs"], w, None, 0.0, 0.0).answerable  # the switch off: as before
+    band = ["T2 | Qualified technician | £27,500 | £31,800 |."]
+    assert assess(q, q, band, ["Pay bands"], w, None, 0.0, 0.0, check_band_tops=True).answerable
+    assert [asks_band_top(x) for x in (
+        "what do your instructors earn at the top of their pay scale", "What is the maximum of the E1 band?",
+        "What is the top of pay band P2?", "What is the maximum vehicle height?", "What's the top speed allowed?")
+    ] == [True, True, True, False, False]
+    assert [states_range(t) for t in (
+        "£27,500 | £31,800", "up to £800", "£12.90 to £13.85", "£29,500–£34,000", "from £27,500 a year",
+        "Room leader | £14.60 an hour")] == [True, True, True, True, False, False]
+
+
+def test_service_refuses_a_band_start_for_the_band_top_by_default():
+    jobs = [Document("jobs", "Qualified technician: from £27,500 a year, 40 hours a week.", "Jobs",
+                     acl=Acl.make([], [], "Public"))]
+    q = "What's the top of the qualified technician pay band?"
+    said = FixedModel("Qualified technician: from £27,500 a year, 40 hours a week [1].")
+    a = _service(make_store(jobs), said, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
+    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:band-top")
+    off = _service(make_store(jobs), said, restricted_gap=0.0, answerability_min_coverage=0.0,
+                   answerability_band_tops=False).answer(q, "guest")
+    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["jobs"])
