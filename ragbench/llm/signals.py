@@ -239,6 +239,7 @@ _COUNTED_ASKED = re.compile(r"(?<![\w.,-])(\d{1,3}(?:\.\d+)?)-([^\W\d_]{3,})(?![
 _COUNTED_ATTRIBUTIVE = re.compile(r"\b(?:a|an|the|each|every|this|that)\s+(\d{1,3}(?:\.\d+)?)\s+(?!per\b)"
                                   r"([^\W\d_]{3,})\s+(?=[^\W\d_])", re.IGNORECASE)
 _AFTER = re.compile(r"\b(?:after|beyond)\s*$", re.IGNORECASE)
+_COUNT_OF = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _COUNTED = re.compile(r"(?<![\w.,-])(\d{1,3}(?:\.\d+)?)[ -]([^\W\d_]{3,})(?![\w-])")
 
 
@@ -280,6 +281,7 @@ def quantity_conflicts(question: str, evidence: str, attributive: bool = False) 
     if attributive:
         kinds |= loose
     out: list[str] = []
+    reported: tuple[str, str] | None = None  # the point's (unit stem, count) when it conflicts
     if point is not None:
         said, word, unit, value = point
         wanted = (value, value, True, True)
@@ -296,9 +298,11 @@ def quantity_conflicts(question: str, evidence: str, attributive: bool = False) 
             points[v] = q.group().strip()
         if points and value not in points and all(_disjoint(wanted, b) for u, b in _bands(evidence) if u == unit):
             out.append(f"{said}≠{points[min(points)]}")
+            reported = (stem(word.lower()), _count(_COUNT_OF.search(said).group()))  # type: ignore[union-attr]
     stated = _counted(_COUNTED, evidence)
     for noun, number in sorted(kinds):
-        if (noun, number) in stated:
+        # "a 3 hour lesson" is read as a point and as a kind: one conflict, said once.
+        if (noun, number) in stated or (noun, number) == reported:
             continue
         siblings = sorted(n for k, n in stated if k == noun and n != number)
         if siblings:

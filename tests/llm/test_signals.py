@@ -272,6 +272,9 @@ def test_an_unhyphenated_counted_kind_counts_where_only_a_modifier_can_stand():
                               attributive=True) == []
     assert quantity_conflicts("Who must approve a 15 per cent discount?", "15 per cent: the sales director.",
                               attributive=True) == []
+    # Read as a point ("3 hour") and as a kind ("3-hour"), one conflict is reported once.
+    assert quantity_conflicts("What does a 3 hour lesson cost?", "A 2 hour lesson costs £80.",
+                              attributive=True) == ["3 hour≠2 hour"]
 
 
 def test_graded_codes_are_one_identifier():
