@@ -53,6 +53,7 @@ RULES: tuple[Rule, ...] = (
     Rule("closure-dates", {"answer.answerability_closure_dates": False}),
     Rule("period-ends", {"answer.answerability_period_ends": False}),
     Rule("band-tops", {"answer.answerability_band_tops": False}),
+    Rule("months", {"answer.answerability_months": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

@@ -244,6 +244,10 @@ class AnswerConfig:
     # answer sentence, under its table headers, states a range of money: "from £27,500 a year" is where a band starts
     # (docs/answers.md, session 49).
     answerability_band_tops: bool = True
+    # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
+    # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
+    # session 49). The year is the unstated-year rule's (answerability_years).
+    answerability_months: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

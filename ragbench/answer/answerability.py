@@ -266,6 +266,29 @@ _UPPER_BOUND = re.compile(r"\b(?:up\s+to|maximum|max|top|at\s+most|rising\s+to|t
                           r"|[£$€]\s?\d[\d,.]*\s*(?:-|–|to)\s*[£$€]?\s?\d", re.I)
 
 
+#: A month asked about with its year, as a point ("in March 2025", "at 30 June 2026", "the June 2026 board meeting"),
+#: not a period's end, a change or a deadline ("to March 2026", "from April 2026", "by May 2026").
+_MONTH_ASKED = re.compile(rf"(?<!\w)(?:(?:to|ended|ending|from|starting|after|until|by|before)\s+(?:the\s+)?"
+                          rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?)?)?({_MONTHS})\s+((?:19|20)\d{{2}})\b", re.I)
+_BOUNDARY = re.compile(r"(?:to|ended|ending|from|starting|after|until|by|before)\s", re.I)
+
+
+def months_asked(text: str) -> list[tuple[str, int]]:
+    """The months ``text`` asks about as points, with their year: (as written, month 1–12) — "What was monthly
+    churn in March 2025?" → ``[("March 2025", 3)]``; "the year to March 2026" → ``[]``."""
+    return [(f"{m.group(1)} {m.group(2)}", _month(m.group(1))) for m in _MONTH_ASKED.finditer(text)
+            if not _BOUNDARY.match(m.group(0))]
+
+
+def names_month(month: int, text: str) -> bool:
+    """Whether ``text`` names the month (its name or short form, "Sept"); May only as a date ("1 May", "May 2026",
+    "to May"), since "may" is also a verb."""
+    if month != 5:
+        return re.search(rf"\b(?:{_MONTH_NAMES[month - 1]}|{_MONTH_NAMES[month - 1][:3]}"
+                         rf"{'t' if month == 9 else ''}?)\b", text, re.I) is not None
+    return states_period_end(5, None, False, text)
+
+
 def asks_band_top(question: str) -> bool:
     """Whether ``question`` asks for the top of a band, scale, range or grade ("What's the top of the presser pay
     band?"): the band's upper end answers it, not where it starts."""
@@ -439,7 +462,7 @@ def _on_thresholds(reason: str | None) -> bool:
 def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
-                           PERIOD_UNSTATED, BAND_TOP_UNSTATED))
+                           PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -451,6 +474,7 @@ UNSTATED_YEAR = "asks about the year "
 CLOSURE_UNDATED = "asks for the date of a closure"
 PERIOD_UNSTATED = "asks for a period ending "
 BAND_TOP_UNSTATED = "asks for the top of a band"
+UNSTATED_MONTH = "asks about the month "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
 
@@ -461,7 +485,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("coverage", "thresholds"), ("no answer sentences", "no-sentences"), ("answers another", "conflict"),
     ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (UNSTATED_YEAR, "unstated-year"),
     (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
-    (BAND_TOP_UNSTATED, "band-top"),
+    (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -528,7 +552,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf,
                       cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft,
                       cfg.answerability_closure_dates, cfg.answerability_period_ends,
-                      cfg.answerability_band_tops)
+                      cfg.answerability_band_tops, cfg.answerability_months)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -578,7 +602,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            sibling_zipf: float = 0.0, check_dates: bool = False,
            everyday_known_zipf: float = 0.0, check_years: bool = False,
            typed_zipf: float = 0.0, type_soft: bool = False, check_closures: bool = False,
-           check_periods: bool = False, check_band_tops: bool = False) -> AnswerabilityReport:
+           check_periods: bool = False, check_band_tops: bool = False,
+           check_months: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -615,7 +640,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     ``check_periods``, a figure asked for a period named by its end ("the full year to March 2026") is answered only
     when the answer or its sentences' contexts state that end (:func:`states_period_end`). With ``check_band_tops``,
     a question asking for the top of a band (:func:`asks_band_top`) is answered only when some answer sentence, read
-    under its table headers, states a range of money (:func:`states_range`)."""
+    under its table headers, states a range of money (:func:`states_range`). With ``check_months``, a month the
+    question asks about with its year (:func:`months_asked`) must be named by the answer or its sentences' contexts
+    (:func:`names_month`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -807,6 +834,14 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                     if not states_period_end(month, year, long, context)]
         if unstated:
             return AnswerabilityReport(cov, sim, kind, found, False, PERIOD_UNSTATED + ", ".join(unstated)
+                                       + ", which the answer never states", **signals)
+    # "What was availability in August 2026?" asks for August's figure; the rows of September to November, which
+    # state the year, answer other months.
+    if check_months:
+        context = " . ".join([evidence_text, *own_contexts])
+        unnamed_months = [w for w, month in months_asked(asking) if not names_month(month, context)]
+        if unnamed_months:
+            return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_MONTH + ", ".join(unnamed_months)
                                        + ", which the answer never states", **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.

@@ -915,3 +915,38 @@ def test_service_refuses_a_band_start_for_the_band_top_by_default():
     off = _service(make_store(jobs), said, restricted_gap=0.0, answerability_min_coverage=0.0,
                    answerability_band_tops=False).answer(q, "guest")
     assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["jobs"])
+
+
+def test_a_month_asked_with_its_year_must_be_named():
+    """Quillmere n071's shape (session 49): "availability in August 2026" answered with the rows of September to
+    November 2026, which state the year the unstated-year rule reads."""
+    from ragbench.answer.answerability import months_asked, names_month, rule_of
+
+    rows = ["November 2026 | 99.99% |.", "October 2026 | 99.95% |.", "September 2026 | 99.97% |."]
+    w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " Clockwise availability"])
+    q = "What was Clockwise's availability in August 2026?"
+    r = assess(q, q, rows, ["Availability"], w, None, 0.0, 0.0, check_years=True, check_months=True)
+    assert (r.answerable, r.reason) == (False, "asks about the month August 2026, which the answer never states")
+    assert rule_of(r.reason) == "unstated-month"
+    assert assess(q, q, rows, ["Availability"], w, None, 0.0, 0.0, check_years=True).answerable  # switch off
+    october = "What was Clockwise's availability in October 2026?"
+    assert assess(october, october, rows, ["Availability"], w, None, 0.0, 0.0, check_months=True).answerable
+    # Points only: a period's end, a change and a deadline are other rules' or none.
+    assert [months_asked(x) for x in (
+        "How many members did we have at 31 March 2026?", "On what date is the June 2026 board meeting?",
+        "What was revenue for the year to March 2026?", "What will it cost from April 2026?",
+        "What must be filed by May 2026?")] == [[("March 2026", 3)], [("June 2026", 6)], [], [], []]
+    assert [names_month(*x) for x in ((9, "Cash at bank on 30 Sept: £236,000"), (8, "November 2026 | 99.99%"),
+                                      (5, "you may claim"), (5, "on 1 May"))] == [True, False, False, True]
+
+
+def test_service_refuses_another_months_figure_by_default():
+    rows = [Document("sla", "Availability in September 2026 was 99.97%.", "Availability",
+                     acl=Acl.make([], [], "Public"))]
+    q = "What was availability in August 2026?"
+    said = FixedModel("Availability in September 2026 was 99.97% [1].")
+    a = _service(make_store(rows), said, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
+    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:unstated-month")
+    off = _service(make_store(rows), said, restricted_gap=0.0, answerability_min_coverage=0.0,
+                   answerability_months=False).answer(q, "guest")
+    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["sla"])

@@ -49,6 +49,7 @@ def bm25_answers(golden):
     ("asks for the date of a closure, which the answer never states", "closure-date"),
     ("asks for a period ending March 2026, which the answer never states", "period-end"),
     ("asks for the top of a band, which the answer never states", "band-top"),
+    ("asks about the month August 2026, which the answer never states", "unstated-month"),
     ("something no rule says", "other"),
     (None, "other"),
     ("", "other"),
