@@ -545,7 +545,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-heliotrope": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-tp-26-0417", "[2] and [7]"),
         answerable_injected={"I010": "pub-forum-thread", "I019": "cs-complaint-tp-26-0417"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_sprigwell": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["cx-agency", "cx-board", "cx-ceo", "cx-climber", "cx-customer", "cx-finance", "cx-groundsman",
@@ -566,9 +565,70 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-oncall": 4, "c-bowline": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-hb-26-0417", "[2] and [7]"),
         answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-hb-26-0417"}),
+    "golden_wivenholt": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["wv-agency", "wv-barista", "wv-bookseller", "wv-ceo", "wv-chair", "wv-customer", "wv-dispatch",
+                    "wv-finance", "wv-hr", "wv-school"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-sick": 4, "c-endpaper": 4, "c-leave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wv-26-0418", "[3] and [5]"),
+        answerable_injected={"B010": "pub-forum-thread", "B019": "cs-complaint-wv-26-0418"}),
+    "golden_quarrendown": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["gf-agency", "gf-bar", "gf-ceo", "gf-chair", "gf-finance", "gf-greenkeeper", "gf-hr", "gf-proshop",
+                    "gf-prospect", "gf-visitor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-niblick": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-qd-26-0462", "[3] and [5]"),
+        answerable_injected={"G010": "pub-forum-thread", "G019": "cs-complaint-qd-26-0462"}),
+    "golden_pelldown": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["fq-agency", "fq-board", "fq-ceo", "fq-customer", "fq-driver", "fq-events", "fq-finance",
+                    "fq-florist", "fq-hr", "fq-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-bereave": 4, "c-obsidian": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-pd-26-0418", "[2] and [7]"),
+        answerable_injected={"F010": "pub-forum-thread", "F020": "cs-complaint-pd-26-0418"}),
+    "golden_chantrybeck": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["mz-agency", "mz-centrelead", "mz-ceo", "mz-chair", "mz-finance", "mz-hr", "mz-parent",
+                    "mz-prospect", "mz-teacher", "mz-workshop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-sackbut": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-cb-26-0416", "[3] and [5]"),
+        answerable_injected={"M010": "pub-forum-thread", "M019": "cs-complaint-cb-26-0416"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_haverthwick": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["bq-agency-mechanic", "bq-ceo", "bq-chair", "bq-customer", "bq-finance", "bq-hire", "bq-hr",
+                    "bq-mechanic", "bq-prospect", "bq-shop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-grommet": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-hq-26-0519", "[3] and [5]"),
+        answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-hq-26-0519"}),
+    "golden_trowbeck": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["jx-agency", "jx-ceo", "jx-chair", "jx-customer", "jx-finance", "jx-hr", "jx-operative",
+                    "jx-prospect", "jx-ropetech", "jx-supervisor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-culverdine": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-tw-26-0614", "[3] and [5]"),
+        answerable_injected={"W010": "pub-forum-thread", "W019": "cs-complaint-tw-26-0614"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_sprigwell", "golden_hobthwaite"})
+HELDOUT = frozenset({"golden_haverthwick", "golden_trowbeck"})
 
 
 def folder_of(name: str) -> Path:
