@@ -785,9 +785,11 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     undated = [d for d in change_dates(asking) if not states_date(d, evidence_text)] if check_dates else []
     # So is a year asked about ("revenue in 2024", "the 2025 scheme", "FY 2023/24"): an answer that states no such
     # year in its sentences, titles, headings or table headers is about another year, usually the current one.
+    # What the date rules read: the answer, its titles, and each sentence's headings and table headers.
+    dated_text = " . ".join([evidence_text, *own_contexts])
     unstated_years: list[str] = []
     if check_years:
-        stated = set(years(" . ".join([evidence_text, *own_contexts])))
+        stated = set(years(dated_text))
         unstated_years = [y for y in years(asking) if y not in stated]
     # The question's most specific term that the readable corpus knows (highest IDF, df ≥ 1): when the answer and
     # its headings lack it, the answer is about a neighbour ("ferret" asked, dogs and cats answered).
@@ -822,24 +824,21 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                        **signals)
     # "When is the Dowerby shop closing down?" asks for a day on the calendar; the shop's opening hours ("Mon to Sat
     # 7:30am to 5pm; closed Sunday") carry the time type and the word "closed", and answer another question.
-    if check_closures and asks_closure_date(question) and not states_calendar_date(
-            " . ".join([evidence_text, *own_contexts])):
+    if check_closures and asks_closure_date(question) and not states_calendar_date(dated_text):
         return AnswerabilityReport(cov, sim, kind, found, False, CLOSURE_UNDATED + ", which the answer never states",
                                    **signals)
     # "What was total revenue for the full year to March 2026?" asks for that period's figure; a table of the six
     # months to 30 September beside their budget ("Total income | £2,865,000 | …") answers another period.
     if check_periods:
-        context = " . ".join([evidence_text, *own_contexts])
         unstated = [w for w, month, year, long in period_ends(asking)
-                    if not states_period_end(month, year, long, context)]
+                    if not states_period_end(month, year, long, dated_text)]
         if unstated:
             return AnswerabilityReport(cov, sim, kind, found, False, PERIOD_UNSTATED + ", ".join(unstated)
                                        + ", which the answer never states", **signals)
     # "What was availability in August 2026?" asks for August's figure; the rows of September to November, which
     # state the year, answer other months.
     if check_months:
-        context = " . ".join([evidence_text, *own_contexts])
-        unnamed_months = [w for w, month in months_asked(asking) if not names_month(month, context)]
+        unnamed_months = [w for w, month in months_asked(asking) if not names_month(month, dated_text)]
         if unnamed_months:
             return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_MONTH + ", ".join(unnamed_months)
                                        + ", which the answer never states", **signals)
