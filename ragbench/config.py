@@ -248,6 +248,10 @@ class AnswerConfig:
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).
     answerability_months: bool = True
+    # A financial year or season asked by its label ("the full year 2025-26", "prices in 2024/25") must be stated by the
+    # answer, its headings or table headers, as that label or a year-long period ending in its second year: half-year
+    # accounts that state 2025 and 2026 apart answer another period (docs/answers.md, session 50).
+    answerability_year_labels: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

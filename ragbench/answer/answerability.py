@@ -289,6 +289,33 @@ def names_month(month: int, text: str) -> bool:
     return states_period_end(5, None, False, text)
 
 
+#: A year-long period named by its end: "the year to 31 March 2026", "financial year ended March 2026".
+_YEAR_TO = re.compile(rf"\byear\s+(?:to|ended|ending)\s+(?:the\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
+                      rf"(?:{_MONTHS}|{_MONTH_SHORT})\b\.?,?\s*(\d{{4}})\b", re.I)
+
+
+def year_labels(text: str) -> list[tuple[str, str]]:
+    """The financial years or seasons ``text`` names by their label — two years, the second the first's next, joined
+    by "-", "–" or "/" — as (as written, its second year): "What were total sales for the full year 2025-26?" →
+    ``[("2025-26", "2026")]``; not a range of years ("2023-2025") or a code ("2023-17")."""
+    out = []
+    for m in _YEAR.finditer(text):
+        end = m.group(2)
+        if end is None:
+            continue
+        full = end if len(end) == 4 else m.group(1)[:2] + end
+        if int(full) == int(m.group(1)) + 1:
+            out.append((m.group(0), full))
+    return out
+
+
+def states_year_label(end_year: str, text: str) -> bool:
+    """Whether ``text`` states the financial year ending in ``end_year``: its label in any form ("2025-26",
+    "2025/2026") or a year-long period ending that year ("the year to 31 March 2026")."""
+    return (any(full == end_year for _, full in year_labels(text))
+            or any(m.group(1) == end_year for m in _YEAR_TO.finditer(text)))
+
+
 def asks_band_top(question: str) -> bool:
     """Whether ``question`` asks for the top of a band, scale, range or grade ("What's the top of the presser pay
     band?"): the band's upper end answers it, not where it starts."""
@@ -462,7 +489,7 @@ def _on_thresholds(reason: str | None) -> bool:
 def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
-                           PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH))
+                           PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -475,6 +502,7 @@ CLOSURE_UNDATED = "asks for the date of a closure"
 PERIOD_UNSTATED = "asks for a period ending "
 BAND_TOP_UNSTATED = "asks for the top of a band"
 UNSTATED_MONTH = "asks about the month "
+UNSTATED_LABEL = "asks about the financial year "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
 
@@ -485,7 +513,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("coverage", "thresholds"), ("no answer sentences", "no-sentences"), ("answers another", "conflict"),
     ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (UNSTATED_YEAR, "unstated-year"),
     (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
-    (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"),
+    (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -552,7 +580,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf,
                       cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft,
                       cfg.answerability_closure_dates, cfg.answerability_period_ends,
-                      cfg.answerability_band_tops, cfg.answerability_months)
+                      cfg.answerability_band_tops, cfg.answerability_months, cfg.answerability_year_labels)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -603,7 +631,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            everyday_known_zipf: float = 0.0, check_years: bool = False,
            typed_zipf: float = 0.0, type_soft: bool = False, check_closures: bool = False,
            check_periods: bool = False, check_band_tops: bool = False,
-           check_months: bool = False) -> AnswerabilityReport:
+           check_months: bool = False, check_year_labels: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -642,7 +670,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     a question asking for the top of a band (:func:`asks_band_top`) is answered only when some answer sentence, read
     under its table headers, states a range of money (:func:`states_range`). With ``check_months``, a month the
     question asks about with its year (:func:`months_asked`) must be named by the answer or its sentences' contexts
-    (:func:`names_month`)."""
+    (:func:`names_month`). With ``check_year_labels``, a financial year the question names by its label ("2025-26",
+    :func:`year_labels`) must be stated by them as a label or a year-long period ending that year
+    (:func:`states_year_label`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -841,6 +871,13 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         unnamed_months = [w for w, month in months_asked(asking) if not names_month(month, dated_text)]
         if unnamed_months:
             return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_MONTH + ", ".join(unnamed_months)
+                                       + ", which the answer never states", **signals)
+    # "What were total sales for the full year 2025-26?" asks for one period; half-year accounts that state 2025 and
+    # 2026 apart ("Six months to 30 Sept 2025") answer another.
+    if check_year_labels:
+        unstated_labels = [w for w, end in year_labels(asking) if not states_year_label(end, dated_text)]
+        if unstated_labels:
+            return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_LABEL + ", ".join(unstated_labels)
                                        + ", which the answer never states", **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.

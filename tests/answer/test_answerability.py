@@ -950,3 +950,41 @@ def test_service_refuses_another_months_figure_by_default():
     off = _service(make_store(rows), said, restricted_gap=0.0, answerability_min_coverage=0.0,
                    answerability_months=False).answer(q, "guest")
     assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["sla"])
+
+
+def test_a_financial_year_asked_by_its_label_must_be_stated():
+    """Ravelshaw Z065's shape (session 50): "total sales for the full year 2025-26" answered with the half-year
+    accounts, whose headers state 2025 and 2026 apart (the unstated-year rule reads the label as two years)."""
+    from ragbench.answer.answerability import rule_of, states_year_label, year_labels
+
+    rows = ["Total sales | £2,829,000 | £2,767,000 | up 2.2% |."]
+    half = ["Six months to 30 Sept 2026 | Six months to 30 Sept 2025 | change"]
+    w = TermWeights.from_texts([OFFICE, PETS, rows[0] + " total sales in 26 shops", " ".join(half)])
+    q = "What were total sales for the full year 2025-26?"
+    r = assess(q, q, rows, ["Half-year accounts"], w, None, 0.0, 0.0, sentence_contexts=half, check_years=True,
+               check_year_labels=True)
+    assert (r.answerable, r.reason) == (False, "asks about the financial year 2025-26, which the answer never states")
+    assert rule_of(r.reason) == "year-label"
+    assert assess(q, q, rows, ["Half-year accounts"], w, None, 0.0, 0.0, sentence_contexts=half,
+                  check_years=True).answerable  # the switch off: as before
+    for stated in ("Year to 31 March 2026 | Year to 31 March 2025", "2025/26 | 2024/25", "FY 2025–2026"):
+        assert assess(q, q, rows, ["Accounts"], w, None, 0.0, 0.0, sentence_contexts=[stated],
+                      check_year_labels=True).answerable, stated
+    assert [year_labels(x) for x in ("prices in 2024/25", "FY 2025–2026", "between 2023-2025", "code 2023-17",
+                                     "£2025-26")] == [[("2024/25", "2025")], [("2025–2026", "2026")], [], [], []]
+    assert [states_year_label("2026", t) for t in (
+        "the year ended March 2026", "financial year ending 31 March 2026", "the year to March 2025",
+        "six months to 30 September 2026", "2026-27 prices")] == [True, True, False, False, False]
+
+
+def test_service_refuses_another_periods_figure_for_a_financial_year_by_default():
+    accounts = [Document("acc", "Six months to 30 September 2025: total sales in 26 shops were £2,829,000.",
+                         "Half-year accounts, published January 2026",
+                         acl=Acl.make([], [], "Public"))]
+    q = "What were total sales for the full year 2025-26?"
+    said = FixedModel("Six months to 30 September 2025: total sales in 26 shops were £2,829,000 [1].")
+    a = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
+    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:year-label")
+    off = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0,
+                   answerability_year_labels=False).answer(q, "guest")
+    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["acc"])
