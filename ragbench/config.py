@@ -252,6 +252,9 @@ class AnswerConfig:
     # answer, its headings or table headers, as that label or a year-long period ending in its second year: half-year
     # accounts that state 2025 and 2026 apart answer another period (docs/answers.md, session 50).
     answerability_year_labels: bool = True
+    # And a year asked whole is not stated by a part of it: "H1 2025-26" or "Same half 2025-26" in the headers of
+    # half-year accounts, unless the question asks for a half or a quarter (docs/answers.md, session 50).
+    answerability_whole_years: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

@@ -294,14 +294,26 @@ _YEAR_TO = re.compile(rf"\byear\s+(?:to|ended|ending)\s+(?:the\s+)?(?:\d{{1,2}}(
                       rf"(?:{_MONTHS}|{_MONTH_SHORT})\b\.?,?\s*(\d{{4}})\b", re.I)
 
 
-def year_labels(text: str) -> list[tuple[str, str]]:
+#: A part of a year: "H1", "Q3", "half", "half-year", "quarter", "six months" ("H1 2025-26" is half of 2025-26).
+_YEAR_PART = re.compile(r"\b(?:H[12]|Q[1-4]|half(?:[\s-]?year)?|quarter|months)\b", re.I)
+_BEFORE_PART = re.compile(r"\b(?:H[12]|Q[1-4]|half(?:[\s-]?year)?|quarter|months)\s+(?:of\s+|to\s+)?(?:the\s+)?"
+                          r"(?:FY\s*)?$", re.I)
+
+
+def asks_year_part(text: str) -> bool:
+    """Whether ``text`` asks about a part of a year ("the first half of 2026-27", "Q2 2025/26")."""
+    return _YEAR_PART.search(text) is not None
+
+
+def year_labels(text: str, whole: bool = False) -> list[tuple[str, str]]:
     """The financial years or seasons ``text`` names by their label — two years, the second the first's next, joined
     by "-", "–" or "/" — as (as written, its second year): "What were total sales for the full year 2025-26?" →
-    ``[("2025-26", "2026")]``; not a range of years ("2023-2025") or a code ("2023-17")."""
+    ``[("2025-26", "2026")]``; not a range of years ("2023-2025") or a code ("2023-17"). With ``whole``, not a
+    label named as a part of its year ("H1 2025-26", "Same half 2025-26")."""
     out = []
     for m in _YEAR.finditer(text):
         end = m.group(2)
-        if end is None:
+        if end is None or (whole and _BEFORE_PART.search(text, 0, m.start())):
             continue
         full = end if len(end) == 4 else m.group(1)[:2] + end
         if int(full) == int(m.group(1)) + 1:
@@ -309,10 +321,11 @@ def year_labels(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def states_year_label(end_year: str, text: str) -> bool:
+def states_year_label(end_year: str, text: str, whole: bool = False) -> bool:
     """Whether ``text`` states the financial year ending in ``end_year``: its label in any form ("2025-26",
-    "2025/2026") or a year-long period ending that year ("the year to 31 March 2026")."""
-    return (any(full == end_year for _, full in year_labels(text))
+    "2025/2026") or a year-long period ending that year ("the year to 31 March 2026"); with ``whole``, not as a
+    part of that year ("H1 2025-26")."""
+    return (any(full == end_year for _, full in year_labels(text, whole))
             or any(m.group(1) == end_year for m in _YEAR_TO.finditer(text)))
 
 
@@ -580,7 +593,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_change_dates, cfg.answerability_everyday_known_zipf,
                       cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft,
                       cfg.answerability_closure_dates, cfg.answerability_period_ends,
-                      cfg.answerability_band_tops, cfg.answerability_months, cfg.answerability_year_labels)
+                      cfg.answerability_band_tops, cfg.answerability_months, cfg.answerability_year_labels,
+                      cfg.answerability_whole_years)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -631,7 +645,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            everyday_known_zipf: float = 0.0, check_years: bool = False,
            typed_zipf: float = 0.0, type_soft: bool = False, check_closures: bool = False,
            check_periods: bool = False, check_band_tops: bool = False,
-           check_months: bool = False, check_year_labels: bool = False) -> AnswerabilityReport:
+           check_months: bool = False, check_year_labels: bool = False,
+           whole_years: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -672,7 +687,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     question asks about with its year (:func:`months_asked`) must be named by the answer or its sentences' contexts
     (:func:`names_month`). With ``check_year_labels``, a financial year the question names by its label ("2025-26",
     :func:`year_labels`) must be stated by them as a label or a year-long period ending that year
-    (:func:`states_year_label`)."""
+    (:func:`states_year_label`); with ``whole_years`` too, a year asked whole is not stated by a part of it ("H1
+    2025-26") unless the question asks for a part."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -875,7 +891,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # "What were total sales for the full year 2025-26?" asks for one period; half-year accounts that state 2025 and
     # 2026 apart ("Six months to 30 Sept 2025") answer another.
     if check_year_labels:
-        unstated_labels = [w for w, end in year_labels(asking) if not states_year_label(end, dated_text)]
+        whole = whole_years and not asks_year_part(asking)
+        unstated_labels = [w for w, end in year_labels(asking) if not states_year_label(end, dated_text, whole)]
         if unstated_labels:
             return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_LABEL + ", ".join(unstated_labels)
                                        + ", which the answer never states", **signals)

@@ -988,3 +988,26 @@ def test_service_refuses_another_periods_figure_for_a_financial_year_by_default(
     off = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0,
                    answerability_year_labels=False).answer(q, "guest")
     assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["acc"])
+
+
+def test_a_whole_year_is_not_stated_by_a_half_of_it():
+    """Ravelshaw Z065's headers (session 50): "| Activity | H1 2026-27 | H1 2025-26 | Change |" state the label as a
+    half; a year asked whole is not answered by them, a half asked is."""
+    from ragbench.answer.answerability import asks_year_part, year_labels
+
+    rows = ["Total sales | £2,829,000 | £2,767,000 | up 2.2% |."]
+    halves = ["Activity | H1 2026-27 | H1 2025-26 | Change"]
+    w = TermWeights.from_texts([OFFICE, PETS, rows[0] + " total sales in 26 shops and 27 vans", halves[0]])
+    q = "What were total sales for the full year 2025-26?"
+    r = assess(q, q, rows, ["Accounts"], w, None, 0.0, 0.0, sentence_contexts=halves, check_year_labels=True,
+               whole_years=True)
+    assert (r.answerable, r.reason) == (False, "asks about the financial year 2025-26, which the answer never states")
+    assert assess(q, q, rows, ["Accounts"], w, None, 0.0, 0.0, sentence_contexts=halves,
+                  check_year_labels=True).answerable  # rule 1 alone counts any stated label
+    half = "What were total sales in the first half of 2025-26?"
+    assert assess(half, half, rows, ["Accounts"], w, None, 0.0, 0.0, sentence_contexts=halves,
+                  check_year_labels=True, whole_years=True).answerable
+    assert year_labels("| Line | Half year 2026-27 | Same half 2025-26 | Q3 FY 2025/26 | six months of 2024-25 |"
+                       " prices 2025-26", whole=True) == [("2025-26", "2026")]
+    assert [asks_year_part(x) for x in (q, half, "sales in Q2 2025/26", "the half-year to September")] == [
+        False, True, True, True]
