@@ -54,6 +54,9 @@ RULES: tuple[Rule, ...] = (
     Rule("period-ends", {"answer.answerability_period_ends": False}),
     Rule("band-tops", {"answer.answerability_band_tops": False}),
     Rule("months", {"answer.answerability_months": False}),
+    Rule("year-labels", {"answer.answerability_year_labels": False}),
+    Rule("whole-years", {"answer.answerability_whole_years": False}),
+    Rule("abroad", {"answer.answerability_abroad": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

@@ -255,6 +255,10 @@ class AnswerConfig:
     # And a year asked whole is not stated by a part of it: "H1 2025-26" or "Same half 2025-26" in the headers of
     # half-year accounts, unless the question asks for a half or a quarter (docs/answers.md, session 50).
     answerability_whole_years: bool = True
+    # A place abroad asked about ("the hotel limit for a trip abroad") must be spoken of by the answer, its headings or
+    # table headers (abroad, overseas, foreign, outside the UK …): the London and UK rows answer another place
+    # (docs/answers.md, session 50).
+    answerability_abroad: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

@@ -329,6 +329,25 @@ def states_year_label(end_year: str, text: str, whole: bool = False) -> bool:
             or any(m.group(1) == end_year for m in _YEAR_TO.finditer(text)))
 
 
+#: A place abroad asked about ("a business trip abroad", "fieldwork overseas", "outside the UK").
+_ABROAD_ASKED = re.compile(r"\b(?:abroad|overseas|foreign\s+(?:country|countries|trips?|travel)"
+                           r"|outside\s+(?:the\s+)?(?:uk|united\s+kingdom|country|britain))\b", re.I)
+#: Words that speak of a place abroad.
+_ABROAD_SAID = re.compile(r"\b(?:abroad|overseas|foreign|international|outside\s+(?:the\s+)?(?:uk|united\s+kingdom"
+                          r"|country|britain|great\s+britain)|europe|european|eu|worldwide)\b", re.I)
+
+
+def asks_abroad(question: str) -> bool:
+    """Whether ``question`` asks about a place abroad ("What is the hotel limit for a trip abroad?")."""
+    return _ABROAD_ASKED.search(question) is not None
+
+
+def speaks_of_abroad(text: str) -> bool:
+    """Whether ``text`` speaks of a place abroad (abroad, overseas, foreign, international, outside the UK, Europe,
+    the EU, worldwide); "Elsewhere in the UK | £90" does not."""
+    return _ABROAD_SAID.search(text) is not None
+
+
 def asks_band_top(question: str) -> bool:
     """Whether ``question`` asks for the top of a band, scale, range or grade ("What's the top of the presser pay
     band?"): the band's upper end answers it, not where it starts."""
@@ -502,7 +521,8 @@ def _on_thresholds(reason: str | None) -> bool:
 def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
-                           PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL))
+                           PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
+                           ABROAD_UNSAID))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -516,6 +536,7 @@ PERIOD_UNSTATED = "asks for a period ending "
 BAND_TOP_UNSTATED = "asks for the top of a band"
 UNSTATED_MONTH = "asks about the month "
 UNSTATED_LABEL = "asks about the financial year "
+ABROAD_UNSAID = "asks about abroad"
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
 
@@ -527,6 +548,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (UNSTATED_YEAR, "unstated-year"),
     (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
     (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
+    (ABROAD_UNSAID, "abroad"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -594,7 +616,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft,
                       cfg.answerability_closure_dates, cfg.answerability_period_ends,
                       cfg.answerability_band_tops, cfg.answerability_months, cfg.answerability_year_labels,
-                      cfg.answerability_whole_years)
+                      cfg.answerability_whole_years, cfg.answerability_abroad)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -646,7 +668,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            typed_zipf: float = 0.0, type_soft: bool = False, check_closures: bool = False,
            check_periods: bool = False, check_band_tops: bool = False,
            check_months: bool = False, check_year_labels: bool = False,
-           whole_years: bool = False) -> AnswerabilityReport:
+           whole_years: bool = False, check_abroad: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -688,7 +710,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     (:func:`names_month`). With ``check_year_labels``, a financial year the question names by its label ("2025-26",
     :func:`year_labels`) must be stated by them as a label or a year-long period ending that year
     (:func:`states_year_label`); with ``whole_years`` too, a year asked whole is not stated by a part of it ("H1
-    2025-26") unless the question asks for a part."""
+    2025-26") unless the question asks for a part. With ``check_abroad``, a question about a place abroad
+    (:func:`asks_abroad`) is answered only when the answer or its sentences' contexts speak of one
+    (:func:`speaks_of_abroad`): the rows for London and elsewhere in the UK answer another place."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -896,6 +920,11 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         if unstated_labels:
             return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_LABEL + ", ".join(unstated_labels)
                                        + ", which the answer never states", **signals)
+    # "What is the hotel limit for a business trip abroad?" asks about a place abroad; "Elsewhere in the UK | £90"
+    # answers another.
+    if check_abroad and asks_abroad(asking) and not speaks_of_abroad(dated_text):
+        return AnswerabilityReport(cov, sim, kind, found, False, ABROAD_UNSAID + ", which the answer never mentions",
+                                   **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.
     if check_band_tops and asks_band_top(asking) and not any(states_range(t) for t in typed_as):

@@ -1011,3 +1011,37 @@ def test_a_whole_year_is_not_stated_by_a_half_of_it():
                        " prices 2025-26", whole=True) == [("2025-26", "2026")]
     assert [asks_year_part(x) for x in (q, half, "sales in Q2 2025/26", "the half-year to September")] == [
         False, True, True, True]
+
+
+def test_a_place_abroad_asked_must_be_spoken_of():
+    """Skelvoe x063's shape (session 50): "the hotel limit … abroad" answered with the UK row."""
+    from ragbench.answer.answerability import asks_abroad, rule_of, speaks_of_abroad
+
+    rows = ["Elsewhere in the UK | £90 |.", "London | £140 |."]
+    w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " hotel limit training course night"])
+    q = "What's the hotel limit if I'm sent on a training course abroad?"
+    r = assess(q, q, rows, ["Hotels"], w, None, 0.0, 0.0, check_abroad=True)
+    assert (r.answerable, r.reason) == (False, "asks about abroad, which the answer never mentions")
+    assert rule_of(r.reason) == "abroad"
+    assert assess(q, q, rows, ["Hotels"], w, None, 0.0, 0.0).answerable  # the switch off: as before
+    assert assess(q, q, ["Any trip abroad | £150 |."], ["Hotels"], w, None, 0.0, 0.0, check_abroad=True).answerable
+    assert [asks_abroad(x) for x in ("What if the funeral's abroad?", "fieldwork overseas", "a trip outside the UK",
+                                     "What's the hotel limit in London?", "How much is a foreign-language film?")
+            ] == [True, True, True, False, False]
+    assert [speaks_of_abroad(t) for t in ("Travel overseas | 5 days", "Hotels in Europe: £120", "outside the UK",
+                                          "Anywhere else in the country | £110", "Elsewhere in the UK")
+            ] == [True, True, True, False, False]
+
+
+def test_service_refuses_the_home_rows_for_a_place_abroad_by_default():
+    hotels = [Document("exp", "Hotel limit per night: London £140, elsewhere in the UK £90.", "Expenses",
+                       acl=Acl.make([], [], "Public"))]
+    q = "What is the hotel limit per night on a trip abroad?"
+    said = FixedModel("Hotel limit per night: London £140, elsewhere in the UK £90 [1].")
+    a = _service(make_store(hotels), said, restricted_gap=0.0, answerability_min_coverage=0.0,
+                 answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0).answer(q, "guest")
+    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:abroad")
+    off = _service(make_store(hotels), said, restricted_gap=0.0, answerability_min_coverage=0.0,
+                   answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0,
+                   answerability_abroad=False).answer(q, "guest")
+    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["exp"])

@@ -51,6 +51,7 @@ def bm25_answers(golden):
     ("asks for the top of a band, which the answer never states", "band-top"),
     ("asks about the month August 2026, which the answer never states", "unstated-month"),
     ("asks about the financial year 2025-26, which the answer never states", "year-label"),
+    ("asks about abroad, which the answer never mentions", "abroad"),
     ("something no rule says", "other"),
     (None, "other"),
     ("", "other"),
