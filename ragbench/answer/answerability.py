@@ -171,12 +171,20 @@ def years(text: str) -> list[str]:
     out: list[str] = []
     for m in _YEAR.finditer(text):
         out.append(m.group(1))
-        end = m.group(2)
+        end = _label_end(m)
         if end is not None:
-            full = end if len(end) == 4 else m.group(1)[:2] + end
-            if int(full) == int(m.group(1)) + 1:  # "2023/24"; not a range of pages or a code ("2023-17")
-                out.append(full)
+            out.append(end)
     return list(dict.fromkeys(out))
+
+
+def _label_end(m: re.Match[str]) -> str | None:
+    """The second year of a :data:`_YEAR` match that is a financial year's label ("2023/24" → "2024"); None for a
+    year alone, a range of years or a code ("2023-17")."""
+    end = m.group(2)
+    if end is None:
+        return None
+    full = end if len(end) == 4 else m.group(1)[:2] + end
+    return full if int(full) == int(m.group(1)) + 1 else None
 
 
 def states_date(date: str, evidence: str) -> bool:
@@ -295,9 +303,10 @@ _YEAR_TO = re.compile(rf"\byear\s+(?:to|ended|ending)\s+(?:the\s+)?(?:\d{{1,2}}(
 
 
 #: A part of a year: "H1", "Q3", "half", "half-year", "quarter", "six months" ("H1 2025-26" is half of 2025-26).
-_YEAR_PART = re.compile(r"\b(?:H[12]|Q[1-4]|half(?:[\s-]?year)?|quarter|months)\b", re.I)
-_BEFORE_PART = re.compile(r"\b(?:H[12]|Q[1-4]|half(?:[\s-]?year)?|quarter|months)\s+(?:of\s+|to\s+)?(?:the\s+)?"
-                          r"(?:FY\s*)?$", re.I)
+_PART = r"\b(?:H[12]|Q[1-4]|half(?:[\s-]?year)?|quarter|months)"
+_YEAR_PART = re.compile(_PART + r"\b", re.I)
+#: A part of a year right before a label ("H1 ", "Same half ", "six months of ").
+_BEFORE_PART = re.compile(_PART + r"\s+(?:of\s+|to\s+)?(?:the\s+)?(?:FY\s*)?$", re.I)
 
 
 def asks_year_part(text: str) -> bool:
@@ -312,12 +321,9 @@ def year_labels(text: str, whole: bool = False) -> list[tuple[str, str]]:
     label named as a part of its year ("H1 2025-26", "Same half 2025-26")."""
     out = []
     for m in _YEAR.finditer(text):
-        end = m.group(2)
-        if end is None or (whole and _BEFORE_PART.search(text, 0, m.start())):
-            continue
-        full = end if len(end) == 4 else m.group(1)[:2] + end
-        if int(full) == int(m.group(1)) + 1:
-            out.append((m.group(0), full))
+        end = _label_end(m)
+        if end is not None and not (whole and _BEFORE_PART.search(text, 0, m.start())):
+            out.append((m.group(0), end))
     return out
 
 
@@ -915,8 +921,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # "What were total sales for the full year 2025-26?" asks for one period; half-year accounts that state 2025 and
     # 2026 apart ("Six months to 30 Sept 2025") answer another.
     if check_year_labels:
-        whole = whole_years and not asks_year_part(asking)
-        unstated_labels = [w for w, end in year_labels(asking) if not states_year_label(end, dated_text, whole)]
+        whole_year = whole_years and not asks_year_part(asking)
+        unstated_labels = [w for w, end in year_labels(asking) if not states_year_label(end, dated_text, whole_year)]
         if unstated_labels:
             return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_LABEL + ", ".join(unstated_labels)
                                        + ", which the answer never states", **signals)

@@ -199,6 +199,18 @@ def _service(store, model, **cfg):
                             principals=PrincipalRegistry([STAFF, GUEST]))
 
 
+def _refused_by_default(docs, question: str, said: str, rule: str, switch: str, **cfg):
+    """The guest's ``question``, answered by a model saying ``said`` over ``docs``, is refused by ``rule`` under the
+    default config (thresholds and the restricted gap aside) and answered from ``docs`` with ``switch`` off; returns
+    the refused answer."""
+    base = dict(restricted_gap=0.0, answerability_min_coverage=0.0, **cfg)
+    a = _service(make_store(docs), FixedModel(said), **base).answer(question, "guest")
+    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", f"check:{rule}")
+    off = _service(make_store(docs), FixedModel(said), **base, **{switch: False}).answer(question, "guest")
+    assert (off.refused, [c.doc_id for c in off.citations]) == (False, [d.doc_id for d in docs])
+    return a
+
+
 def test_service_refuses_an_answer_that_does_not_address_the_question():
     store = make_store(DOCS)
     # The guest may read only the office rules; BM25 finds them via "office"; the reply is grounded but off-topic.
@@ -832,13 +844,9 @@ def test_service_refuses_opening_hours_for_a_closure_to_come_by_default():
     shops = [Document("shops", "Dowerby shop, 2 Sheafgate Parade: Mon to Sat 7:30am to 5pm; closed Sunday.",
                       "Our shops", acl=Acl.make([], [], "Public"))]
     q = "when is the Dowerby shop closing down"
-    hours = FixedModel("Dowerby shop, 2 Sheafgate Parade: Mon to Sat 7:30am to 5pm; closed Sunday [1].")
-    a = _service(make_store(shops), hours, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
-    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:closure-date")
+    hours = "Dowerby shop, 2 Sheafgate Parade: Mon to Sat 7:30am to 5pm; closed Sunday [1]."
+    a = _refused_by_default(shops, q, hours, "closure-date", "answerability_closure_dates")
     assert a.answerability.reason == "asks for the date of a closure, which the answer never states"
-    off = _service(make_store(shops), hours, restricted_gap=0.0, answerability_min_coverage=0.0,
-                   answerability_closure_dates=False).answer(q, "guest")
-    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["shops"])
 
 
 def test_a_figure_of_a_period_named_by_its_end_needs_that_end_stated():
@@ -874,12 +882,8 @@ def test_service_refuses_another_periods_figure_by_default():
     accounts = [Document("accounts", "Six months to 30 September 2026: total income was £2,865,000.",
                          "Management accounts", acl=Acl.make([], [], "Public"))]
     q = "What was our total income for the full year to March 2026?"
-    said = FixedModel("Six months to 30 September 2026: total income was £2,865,000 [1].")
-    a = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
-    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:period-end")
-    off = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0,
-                   answerability_period_ends=False).answer(q, "guest")
-    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["accounts"])
+    said = "Six months to 30 September 2026: total income was £2,865,000 [1]."
+    _refused_by_default(accounts, q, said, "period-end", "answerability_period_ends")
 
 
 def test_the_top_of_a_band_needs_a_range_stated():
@@ -909,12 +913,8 @@ def test_service_refuses_a_band_start_for_the_band_top_by_default():
     jobs = [Document("jobs", "Qualified technician: from £27,500 a year, 40 hours a week.", "Jobs",
                      acl=Acl.make([], [], "Public"))]
     q = "What's the top of the qualified technician pay band?"
-    said = FixedModel("Qualified technician: from £27,500 a year, 40 hours a week [1].")
-    a = _service(make_store(jobs), said, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
-    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:band-top")
-    off = _service(make_store(jobs), said, restricted_gap=0.0, answerability_min_coverage=0.0,
-                   answerability_band_tops=False).answer(q, "guest")
-    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["jobs"])
+    said = "Qualified technician: from £27,500 a year, 40 hours a week [1]."
+    _refused_by_default(jobs, q, said, "band-top", "answerability_band_tops")
 
 
 def test_a_month_asked_with_its_year_must_be_named():
@@ -944,12 +944,8 @@ def test_service_refuses_another_months_figure_by_default():
     rows = [Document("sla", "Availability in September 2026 was 99.97%.", "Availability",
                      acl=Acl.make([], [], "Public"))]
     q = "What was availability in August 2026?"
-    said = FixedModel("Availability in September 2026 was 99.97% [1].")
-    a = _service(make_store(rows), said, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
-    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:unstated-month")
-    off = _service(make_store(rows), said, restricted_gap=0.0, answerability_min_coverage=0.0,
-                   answerability_months=False).answer(q, "guest")
-    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["sla"])
+    said = "Availability in September 2026 was 99.97% [1]."
+    _refused_by_default(rows, q, said, "unstated-month", "answerability_months")
 
 
 def test_a_financial_year_asked_by_its_label_must_be_stated():
@@ -982,12 +978,8 @@ def test_service_refuses_another_periods_figure_for_a_financial_year_by_default(
                          "Half-year accounts, published January 2026",
                          acl=Acl.make([], [], "Public"))]
     q = "What were total sales for the full year 2025-26?"
-    said = FixedModel("Six months to 30 September 2025: total sales in 26 shops were £2,829,000 [1].")
-    a = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0).answer(q, "guest")
-    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:year-label")
-    off = _service(make_store(accounts), said, restricted_gap=0.0, answerability_min_coverage=0.0,
-                   answerability_year_labels=False).answer(q, "guest")
-    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["acc"])
+    said = "Six months to 30 September 2025: total sales in 26 shops were £2,829,000 [1]."
+    _refused_by_default(accounts, q, said, "year-label", "answerability_year_labels")
 
 
 def test_a_whole_year_is_not_stated_by_a_half_of_it():
@@ -1037,11 +1029,6 @@ def test_service_refuses_the_home_rows_for_a_place_abroad_by_default():
     hotels = [Document("exp", "Hotel limit per night: London £140, elsewhere in the UK £90.", "Expenses",
                        acl=Acl.make([], [], "Public"))]
     q = "What is the hotel limit per night on a trip abroad?"
-    said = FixedModel("Hotel limit per night: London £140, elsewhere in the UK £90 [1].")
-    a = _service(make_store(hotels), said, restricted_gap=0.0, answerability_min_coverage=0.0,
-                 answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0).answer(q, "guest")
-    assert (a.refused, a.refusal_reason, a.decided_by) == (True, "unanswerable-question", "check:abroad")
-    off = _service(make_store(hotels), said, restricted_gap=0.0, answerability_min_coverage=0.0,
-                   answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0,
-                   answerability_abroad=False).answer(q, "guest")
-    assert (off.refused, [c.doc_id for c in off.citations]) == (False, ["exp"])
+    said = "Hotel limit per night: London £140, elsewhere in the UK £90 [1]."
+    _refused_by_default(hotels, q, said, "abroad", "answerability_abroad", answerability_rare_zipf=0.0,
+                        answerability_everyday_zipf=0.0)
