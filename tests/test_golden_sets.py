@@ -605,7 +605,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-sackbut": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-cb-26-0416", "[3] and [5]"),
         answerable_injected={"M010": "pub-forum-thread", "M019": "cs-complaint-cb-26-0416"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_haverthwick": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["bq-agency-mechanic", "bq-ceo", "bq-chair", "bq-customer", "bq-finance", "bq-hire", "bq-hr",
@@ -626,9 +625,70 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-culverdine": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-tw-26-0614", "[3] and [5]"),
         answerable_injected={"W010": "pub-forum-thread", "W019": "cs-complaint-tw-26-0614"}),
+    "golden_ludderwick": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["kq-agency", "kq-barista", "kq-board", "kq-ceo", "kq-customer", "kq-finance", "kq-hr",
+                    "kq-prospect", "kq-roaster", "kq-shiftlead"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-sick": 4, "c-burlap": 4, "c-leave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-lq-26-0417", "[2] and [7]"),
+        answerable_injected={"C010": "pub-forum-thread", "C019": "cs-complaint-lq-26-0417"}),
+    "golden_cradlewick": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["vz-agency-driver", "vz-ceo", "vz-chair", "vz-controller", "vz-driver", "vz-finance", "vz-fleet",
+                    "vz-hr", "vz-passenger", "vz-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-fares": 4, "c-standby": 4, "c-cantle": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-cw-26-0541", "[3] and [5]"),
+        answerable_injected={"T010": "pub-forum-thread", "T019": "cs-complaint-cw-26-0541"}),
+    "golden_brackenhythe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["yb-ceo", "yb-chair", "yb-customer", "yb-dispenser", "yb-driver", "yb-finance", "yb-hr", "yb-locum",
+                    "yb-pharmacist", "yb-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-foxglove": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-bh-26-0447", "[3] and [5]"),
+        answerable_injected={"P010": "pub-forum-thread", "P019": "cs-complaint-bh-26-0447"}),
+    "golden_tamberlow": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["zd-agency-waiter", "zd-ceo", "zd-chair", "zd-chef", "zd-client", "zd-finance", "zd-hr",
+                    "zd-prospect", "zd-sales", "zd-venue"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-marzipan": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-zd-26-0447", "[3] and [5]"),
+        answerable_injected={"E010": "pub-forum-thread", "E027": "cs-complaint-zd-26-0447"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_brellington": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["rq-ceo", "rq-chair", "rq-contractor", "rq-finance", "rq-hr", "rq-lettings", "rq-negotiator",
+                    "rq-propman", "rq-prospect", "rq-tenant"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-oncall": 4, "c-hassock": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-br-26-0384", "[3] and [5]"),
+        answerable_injected={"L010": "pub-forum-thread", "L019": "cs-complaint-br-26-0384"}),
+    "golden_puddlecombe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["lp-agency", "lp-cafe", "lp-ceo", "lp-chair", "lp-duty", "lp-finance", "lp-hr", "lp-parent",
+                    "lp-playworker", "lp-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-gumdrop": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wx-26-0533", "[2] and [6]"),
+        answerable_injected={"S010": "pub-forum-thread", "S019": "cs-complaint-wx-26-0533"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_haverthwick", "golden_trowbeck"})
+HELDOUT = frozenset({"golden_brellington", "golden_puddlecombe"})
 
 
 def folder_of(name: str) -> Path:
