@@ -256,12 +256,7 @@ def states_period_end(month: int, year: str | None, year_long: bool, text: str) 
         mon, yr = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
         if int(mon) == month and (year is None or yr == year):
             return True
-    if year_long and year is not None:
-        for m in _YEAR.finditer(text):
-            end = m.group(2)
-            if end is not None and int(m.group(1)) + 1 == int(year) and (end == year or end == year[2:]):
-                return True
-    return False
+    return year_long and year is not None and any(full == year for _, full in year_labels(text))
 
 
 #: The top of a band ("the top of the qualified technician pay band", "the maximum of the E1 band", "at the top of
@@ -297,11 +292,6 @@ def names_month(month: int, text: str) -> bool:
     return states_period_end(5, None, False, text)
 
 
-#: A year-long period named by its end: "the year to 31 March 2026", "financial year ended March 2026".
-_YEAR_TO = re.compile(rf"\byear\s+(?:to|ended|ending)\s+(?:the\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
-                      rf"(?:{_MONTHS}|{_MONTH_SHORT})\b\.?,?\s*(\d{{4}})\b", re.I)
-
-
 #: A part of a year: "H1", "Q3", "half", "half-year", "quarter", "six months" ("H1 2025-26" is half of 2025-26).
 _PART = r"\b(?:H[12]|Q[1-4]|half(?:[\s-]?year)?|quarter|months)"
 _YEAR_PART = re.compile(_PART + r"\b", re.I)
@@ -332,7 +322,7 @@ def states_year_label(end_year: str, text: str, whole: bool = False) -> bool:
     "2025/2026") or a year-long period ending that year ("the year to 31 March 2026"); with ``whole``, not as a
     part of that year ("H1 2025-26")."""
     return (any(full == end_year for _, full in year_labels(text, whole))
-            or any(m.group(1) == end_year for m in _YEAR_TO.finditer(text)))
+            or any(long and year == end_year for _, _, year, long in period_ends(text)))
 
 
 #: A place abroad asked about ("a business trip abroad", "fieldwork overseas", "outside the UK").

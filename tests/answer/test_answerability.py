@@ -970,7 +970,8 @@ def test_a_financial_year_asked_by_its_label_must_be_stated():
                                      "£2025-26")] == [[("2024/25", "2025")], [("2025–2026", "2026")], [], [], []]
     assert [states_year_label("2026", t) for t in (
         "the year ended March 2026", "financial year ending 31 March 2026", "the year to March 2025",
-        "six months to 30 September 2026", "2026-27 prices")] == [True, True, False, False, False]
+        "six months to 30 September 2026", "2026-27 prices", "Half year to 31 March 2026")] == [
+        True, True, False, False, False, False]  # a half year is not a year (thackerley T066, session 51)
 
 
 def test_service_refuses_another_periods_figure_for_a_financial_year_by_default():
