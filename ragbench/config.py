@@ -259,6 +259,10 @@ class AnswerConfig:
     # table headers (abroad, overseas, foreign, outside the UK …): the London and UK rows answer another place
     # (docs/answers.md, session 50).
     answerability_abroad: bool = True
+    # An interest rate asked for ("the interest rate on the term loan", "the APR") must be stated as a percentage by an
+    # answer sentence (under its headers): "£5,200 a month including interest" is an amount per month, which the
+    # percent type counts as a rate (docs/answers.md, session 51).
+    answerability_interest_rates: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

@@ -344,6 +344,25 @@ def speaks_of_abroad(text: str) -> bool:
     return _ABROAD_SAID.search(text) is not None
 
 
+#: An interest rate asked for ("the interest rate on the term loan", "the rate of interest", "the APR", "the AER").
+_INTEREST_ASKED = re.compile(r"\binterest\s+rates?\b|\brates?\s+of\s+interest\b|\b(?:apr|aer)\b", re.I)
+#: A percentage stated with its number ("5.4%", "5.24 per cent", "five percent").
+_PERCENTAGE = re.compile(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|half))\s*(?:%|per\s*cent\b"
+                         r"|percent\b)", re.I)
+
+
+def asks_interest_rate(question: str) -> bool:
+    """Whether ``question`` asks for an interest rate ("What interest rate is the bank charging on the loan?", "What
+    is the APR on a personal loan?")."""
+    return _INTEREST_ASKED.search(question) is not None
+
+
+def states_percentage(text: str) -> bool:
+    """Whether ``text`` states a percentage with its number ("5.4%", "5.24 per cent fixed", "2.75% above base
+    rate"); "£5,200 a month including interest" does not."""
+    return _PERCENTAGE.search(text) is not None
+
+
 def asks_band_top(question: str) -> bool:
     """Whether ``question`` asks for the top of a band, scale, range or grade ("What's the top of the presser pay
     band?"): the band's upper end answers it, not where it starts."""
@@ -518,7 +537,7 @@ def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
                            PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
-                           ABROAD_UNSAID))
+                           ABROAD_UNSAID, INTEREST_UNSTATED))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -533,6 +552,7 @@ BAND_TOP_UNSTATED = "asks for the top of a band"
 UNSTATED_MONTH = "asks about the month "
 UNSTATED_LABEL = "asks about the financial year "
 ABROAD_UNSAID = "asks about abroad"
+INTEREST_UNSTATED = "asks for an interest rate"
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
 
@@ -544,7 +564,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (UNSTATED_YEAR, "unstated-year"),
     (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
     (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
-    (ABROAD_UNSAID, "abroad"),
+    (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -612,7 +632,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_years, cfg.answerability_typed_zipf, cfg.answerability_type_soft,
                       cfg.answerability_closure_dates, cfg.answerability_period_ends,
                       cfg.answerability_band_tops, cfg.answerability_months, cfg.answerability_year_labels,
-                      cfg.answerability_whole_years, cfg.answerability_abroad)
+                      cfg.answerability_whole_years, cfg.answerability_abroad,
+                      cfg.answerability_interest_rates)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -664,7 +685,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            typed_zipf: float = 0.0, type_soft: bool = False, check_closures: bool = False,
            check_periods: bool = False, check_band_tops: bool = False,
            check_months: bool = False, check_year_labels: bool = False,
-           whole_years: bool = False, check_abroad: bool = False) -> AnswerabilityReport:
+           whole_years: bool = False, check_abroad: bool = False,
+           check_interest_rates: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -708,7 +730,10 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     (:func:`states_year_label`); with ``whole_years`` too, a year asked whole is not stated by a part of it ("H1
     2025-26") unless the question asks for a part. With ``check_abroad``, a question about a place abroad
     (:func:`asks_abroad`) is answered only when the answer or its sentences' contexts speak of one
-    (:func:`speaks_of_abroad`): the rows for London and elsewhere in the UK answer another place."""
+    (:func:`speaks_of_abroad`): the rows for London and elsewhere in the UK answer another place. With
+    ``check_interest_rates``, a question asking for an interest rate, APR or AER (:func:`asks_interest_rate`) is
+    answered only when an answer sentence, under its headers, states a percentage (:func:`states_percentage`): an
+    amount a month "including interest" is no rate of interest."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -921,6 +946,11 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if check_abroad and asks_abroad(asking) and not speaks_of_abroad(dated_text):
         return AnswerabilityReport(cov, sim, kind, found, False, ABROAD_UNSAID + ", which the answer never mentions",
                                    **signals)
+    # "What interest rate is the bank charging on the loan?" asks for a share of the sum lent; "The loan costs about
+    # £5,200 a month including interest" states an amount per month, which the percent type counts as a rate.
+    if check_interest_rates and asks_interest_rate(asking) and not any(states_percentage(t) for t in typed_as):
+        return AnswerabilityReport(cov, sim, kind, found, False, INTEREST_UNSTATED
+                                   + ", which the answer never states as a percentage", **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.
     if check_band_tops and asks_band_top(asking) and not any(states_range(t) for t in typed_as):

@@ -1033,3 +1033,35 @@ def test_service_refuses_the_home_rows_for_a_place_abroad_by_default():
     said = "Hotel limit per night: London £140, elsewhere in the UK £90 [1]."
     _refused_by_default(hotels, q, said, "abroad", "answerability_abroad", answerability_rare_zipf=0.0,
                         answerability_everyday_zipf=0.0)
+
+
+def test_an_interest_rate_asked_must_be_stated_as_a_percentage():
+    """Kelverton F065's shape (session 51): "What interest rate is the bank charging on the loan?" answered with an
+    amount a month "including interest", which the percent type counts as a rate."""
+    from ragbench.answer.answerability import asks_interest_rate, rule_of, states_percentage
+
+    said = ["The loan costs about £5,200 a month including interest."]
+    w = TermWeights.from_texts([OFFICE, PETS, said[0] + " Stallard Bank term loan interest rate Hawkbit"])
+    q = "What interest rate is Stallard Bank charging on the Hawkbit loan?"
+    r = assess(q, q, said, ["Board paper"], w, None, 0.0, 0.0, check_interest_rates=True)
+    assert (r.answerable, r.reason) == (False, "asks for an interest rate, which the answer never states as a "
+                                               "percentage")
+    assert rule_of(r.reason) == "interest-rate"
+    assert assess(q, q, said, ["Board paper"], w, None, 0.0, 0.0).answerable  # the switch off: as before
+    assert assess(q, q, ["Rate | 5.24% fixed |."], ["Board paper"], w, None, 0.0, 0.0,
+                  sentence_contexts=["Option | Rate | Term"], check_interest_rates=True).answerable
+    assert [asks_interest_rate(x) for x in ("What is the APR on a £20,000 loan?", "the rate of interest on arrears",
+                                            "What fee is charged on interest-free loans?", "What's the mileage rate?",
+                                            "What interest rates apply?")] == [True, True, False, False, True]
+    assert [states_percentage(t) for t in ("5.24 per cent fixed for 30 years", "2.75% above base rate", "9.9 % APR",
+                                           "five percent", "£5,200 a month including interest",
+                                           "the percentage is set by the bank")] == [
+        True, True, True, True, False, False]
+
+
+def test_service_refuses_an_amount_a_month_for_an_interest_rate_by_default():
+    loans = [Document("loan", "The loan costs about £5,200 a month including interest.", "Board paper",
+                      acl=Acl.make([], [], "Public"))]
+    q = "What interest rate is the bank charging on the loan?"
+    said = "The loan costs about £5,200 a month including interest [1]."
+    _refused_by_default(loans, q, said, "interest-rate", "answerability_interest_rates")

@@ -52,6 +52,7 @@ def bm25_answers(golden):
     ("asks about the month August 2026, which the answer never states", "unstated-month"),
     ("asks about the financial year 2025-26, which the answer never states", "year-label"),
     ("asks about abroad, which the answer never mentions", "abroad"),
+    ("asks for an interest rate, which the answer never states as a percentage", "interest-rate"),
     ("something no rule says", "other"),
     (None, "other"),
     ("", "other"),
