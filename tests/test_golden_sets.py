@@ -1,16 +1,6 @@
-"""The second to forty-ninth golden sets (data/golden_alderbrook, data/golden_tarnwell, data/golden_redmarsh,
-data/golden_hollinmoor, data/golden_marrowgate, data/golden_kestrel, data/golden_pellbrook, data/golden_quenby,
-data/golden_sorrelby, data/golden_westerby, data/golden_vardon, data/golden_lowenby, data/golden_caddow,
-data/golden_quillmere, data/golden_brackenford, data/golden_dunhollow, data/golden_esterwick, data/golden_ollerby,
-data/golden_jessamy, data/golden_lintmoor, data/golden_ickerby, data/golden_cindergate, data/golden_gorsebeck,
-data/golden_skelvoe, data/golden_marramby, data/golden_stennock, data/golden_mardleby, data/golden_scarrowby,
-data/golden_brindlecote, data/golden_thackerley, data/golden_cressbury, data/golden_wyndlecombe,
-data/golden_fallowmere, data/golden_saltmarden, data/golden_tallowick, data/golden_tollerwick, data/golden_kittlewood,
-data/golden_stowlock, data/golden_kelverton, data/golden_yarrowcombe, data/golden_ovenholme,
-data/golden_wickerslade, data/golden_hollingsby, data/golden_thrushwold, data/golden_tindlemoor, data/golden_ravelsby,
-data/golden_pennyholt, data/golden_ravelshaw) and the held-out data/heldout/golden_wrenhithe and
-data/heldout/golden_wramsby: each loads, has its exact counts per
-slice, its labels hold against the ACLs, and its follow-up chains and injection documents are as written."""
+"""Every golden set beside the bundled one (data/golden_*, the pool, in SETS) and the held-out ones
+(data/heldout/golden_*, named in HELDOUT): each loads, has its exact counts per slice, its labels hold against the
+ACLs, and its follow-up chains and injection documents are as written."""
 from __future__ import annotations
 
 from collections import Counter
@@ -665,7 +655,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-marzipan": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-zd-26-0447", "[3] and [5]"),
         answerable_injected={"E010": "pub-forum-thread", "E027": "cs-complaint-zd-26-0447"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_brellington": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["rq-ceo", "rq-chair", "rq-contractor", "rq-finance", "rq-hr", "rq-lettings", "rq-negotiator",
@@ -686,9 +675,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-gumdrop": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wx-26-0533", "[2] and [6]"),
         answerable_injected={"S010": "pub-forum-thread", "S019": "cs-complaint-wx-26-0533"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_ashenhythe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["jm-ceo", "jm-chair", "jm-customer", "jm-finance", "jm-freelance", "jm-frontdesk", "jm-hr",
+                    "jm-prospect", "jm-studiomanager", "jm-teacher"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-sarabande": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ah-26-0427", "[3] and [5]"),
+        answerable_injected={"D010": "pub-forum-thread", "D019": "cs-complaint-ah-26-0427"}),
+    "golden_gannerby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["vx-agency", "vx-ceo", "vx-chair", "vx-customer", "vx-finance", "vx-hr", "vx-mobile", "vx-prospect",
+                    "vx-supervisor", "vx-valeter"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-chamois": 4, "c-bereavement": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-gv-26-0412", "[3] and [5]"),
+        answerable_injected={"G010": "pub-forum-thread", "G019": "cs-complaint-gv-26-0412"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_brellington", "golden_puddlecombe"})
+HELDOUT = frozenset({"golden_ashenhythe", "golden_gannerby"})
 
 
 def folder_of(name: str) -> Path:
