@@ -263,6 +263,10 @@ class AnswerConfig:
     # answer sentence (under its headers): "£5,200 a month including interest" is an amount per month, which the
     # percent type counts as a rate (docs/answers.md, session 51).
     answerability_interest_rates: bool = True
+    # A van, a bicycle or a motorbike asked mileage for ("the mileage rate if I use my own van") must be named by an
+    # answer sentence (under its headers): the car and motorcycle rows answer other vehicles (docs/answers.md,
+    # session 51).
+    answerability_vehicles: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

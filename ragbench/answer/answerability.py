@@ -363,6 +363,31 @@ def states_percentage(text: str) -> bool:
     return _PERCENTAGE.search(text) is not None
 
 
+#: Mileage asked for: "the mileage rate", "how much a mile", "per mile", "claim back for the distance".
+_MILEAGE_ASKED = re.compile(r"\bmileage\b|\b(?:per|a|each)\s+mile\b|\bthe\s+distance\b", re.I)
+#: The kinds of vehicle other than a car, each by the words that name it. A car is what a mileage table is mostly
+#: about and is often written as "own vehicle", so it is not required.
+VEHICLE_KINDS: dict[str, re.Pattern[str]] = {
+    "van": re.compile(r"\bvans?\b", re.I),
+    "bicycle": re.compile(r"\b(?:bicycles?|bikes?|cycl(?:e|es|ed|ing|ist|ists)|pushbikes?|e-?bikes?)\b", re.I),
+    "motorbike": re.compile(r"\b(?:motor\s?bikes?|motorcycles?|mopeds?|scooters?)\b", re.I),
+}
+
+
+def vehicles_asked(question: str) -> list[str]:
+    """The kinds of vehicle other than a car that ``question`` asks mileage for ("what's the mileage rate if I use my
+    own van" → ``["van"]``); none when it asks no mileage."""
+    if _MILEAGE_ASKED.search(question) is None:
+        return []
+    return [kind for kind, words in VEHICLE_KINDS.items() if words.search(question)]
+
+
+def names_vehicle(kind: str, text: str) -> bool:
+    """Whether ``text`` names the vehicle ``kind`` (a key of :data:`VEHICLE_KINDS`) by any of its words ("Bicycle |
+    20p" names a bike)."""
+    return VEHICLE_KINDS[kind].search(text) is not None
+
+
 def asks_band_top(question: str) -> bool:
     """Whether ``question`` asks for the top of a band, scale, range or grade ("What's the top of the presser pay
     band?"): the band's upper end answers it, not where it starts."""
@@ -537,7 +562,7 @@ def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
                            PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
-                           ABROAD_UNSAID, INTEREST_UNSTATED))
+                           ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -553,6 +578,7 @@ UNSTATED_MONTH = "asks about the month "
 UNSTATED_LABEL = "asks about the financial year "
 ABROAD_UNSAID = "asks about abroad"
 INTEREST_UNSTATED = "asks for an interest rate"
+UNNAMED_VEHICLE = "asks about the vehicle "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
 
@@ -564,7 +590,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     ("the answer does not mention", "rarest-term"), (UNDATED, "undated"), (UNSTATED_YEAR, "unstated-year"),
     (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
     (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
-    (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"),
+    (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"), (UNNAMED_VEHICLE, "vehicle"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -633,7 +659,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_closure_dates, cfg.answerability_period_ends,
                       cfg.answerability_band_tops, cfg.answerability_months, cfg.answerability_year_labels,
                       cfg.answerability_whole_years, cfg.answerability_abroad,
-                      cfg.answerability_interest_rates)
+                      cfg.answerability_interest_rates, cfg.answerability_vehicles)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -686,7 +712,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_periods: bool = False, check_band_tops: bool = False,
            check_months: bool = False, check_year_labels: bool = False,
            whole_years: bool = False, check_abroad: bool = False,
-           check_interest_rates: bool = False) -> AnswerabilityReport:
+           check_interest_rates: bool = False, check_vehicles: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -733,7 +759,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     (:func:`speaks_of_abroad`): the rows for London and elsewhere in the UK answer another place. With
     ``check_interest_rates``, a question asking for an interest rate, APR or AER (:func:`asks_interest_rate`) is
     answered only when an answer sentence, under its headers, states a percentage (:func:`states_percentage`): an
-    amount a month "including interest" is no rate of interest."""
+    amount a month "including interest" is no rate of interest. With ``check_vehicles``, a question asking mileage for
+    a van, a bicycle or a motorbike (:func:`vehicles_asked`) is answered only when an answer sentence, under its
+    headers, names that kind (:func:`names_vehicle`): the car rows answer another vehicle."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -951,6 +979,13 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if check_interest_rates and asks_interest_rate(asking) and not any(states_percentage(t) for t in typed_as):
         return AnswerabilityReport(cov, sim, kind, found, False, INTEREST_UNSTATED
                                    + ", which the answer never states as a percentage", **signals)
+    # "What's the mileage rate if I use my own van?" asks about a van; "Car | 45p | Motorcycle | 24p" answers other
+    # vehicles. Only the quoted sentences count: the table's other rows are in their contexts.
+    if check_vehicles:
+        unnamed = [k for k in vehicles_asked(asking) if not any(names_vehicle(k, t) for t in typed_as)]
+        if unnamed:
+            return AnswerabilityReport(cov, sim, kind, found, False, UNNAMED_VEHICLE + ", ".join(unnamed)
+                                       + ", which the answer never names", **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.
     if check_band_tops and asks_band_top(asking) and not any(states_range(t) for t in typed_as):

@@ -1065,3 +1065,37 @@ def test_service_refuses_an_amount_a_month_for_an_interest_rate_by_default():
     q = "What interest rate is the bank charging on the loan?"
     said = "The loan costs about £5,200 a month including interest [1]."
     _refused_by_default(loans, q, said, "interest-rate", "answerability_interest_rates")
+
+
+def test_a_vehicle_asked_for_mileage_must_be_named():
+    """Hollingsby A062's shape (session 51): "the mileage rate if I use my own van" answered with the car and
+    motorcycle rows of the mileage table."""
+    from ragbench.answer.answerability import names_vehicle, rule_of, vehicles_asked
+
+    rows = ["Car, up to 10,000 miles | 45p |.", "Motorcycle or scooter | 24p |."]
+    w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " mileage rate own van bicycle"])
+    q = "what's the mileage rate if I use my own van"
+    r = assess(q, q, rows, ["Expenses"], w, None, 0.0, 0.0, sentence_contexts=["Vehicle | Rate"] * 2,
+               check_vehicles=True)
+    assert (r.answerable, r.reason) == (False, "asks about the vehicle van, which the answer never names")
+    assert rule_of(r.reason) == "vehicle"
+    assert assess(q, q, rows, ["Expenses"], w, None, 0.0, 0.0).answerable  # the switch off: as before
+    assert assess(q, q, ["Car or van | 45p |."], ["Expenses"], w, None, 0.0, 0.0, check_vehicles=True).answerable
+    bike = "how much do I get per mile if I cycle to a job"
+    assert assess(bike, bike, ["Bicycle | 20p |."], ["Expenses"], w, None, 0.0, 0.0, check_vehicles=True).answerable
+    assert [vehicles_asked(x) for x in (q, bike, "What's the mileage rate for my motorbike?",
+                                        "What's the mileage rate for a car?", "What's the pay for a van driver?",
+                                        "mileage for a van or a bike")] == [
+        ["van"], ["bicycle"], ["motorbike"], [], [], ["van", "bicycle"]]
+    assert [names_vehicle(k, t) for k, t in (("bicycle", "Pushbike | 20p"), ("motorbike", "Motorcycle | 24p"),
+                                             ("van", "Vanessa's car | 45p"), ("bicycle", "Car | 45p"))] == [
+        True, True, False, False]
+
+
+def test_service_refuses_the_car_rows_for_a_van_by_default():
+    body = "The mileage rate if you use your own car: 45p a mile. Your own motorcycle: 24p a mile."
+    expenses = [Document("exp", body, "Expenses", acl=Acl.make([], [], "Public"))]
+    q = "What's the mileage rate if I use my own van?"
+    said = "The mileage rate if you use your own car: 45p a mile [1]. Your own motorcycle: 24p a mile [1]."
+    _refused_by_default(expenses, q, said, "vehicle", "answerability_vehicles", answerability_rare_zipf=0.0,
+                        answerability_everyday_zipf=0.0)

@@ -53,6 +53,7 @@ def bm25_answers(golden):
     ("asks about the financial year 2025-26, which the answer never states", "year-label"),
     ("asks about abroad, which the answer never mentions", "abroad"),
     ("asks for an interest rate, which the answer never states as a percentage", "interest-rate"),
+    ("asks about the vehicle van, which the answer never names", "vehicle"),
     ("something no rule says", "other"),
     (None, "other"),
     ("", "other"),
