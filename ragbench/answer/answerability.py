@@ -980,7 +980,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         return AnswerabilityReport(cov, sim, kind, found, False, INTEREST_UNSTATED
                                    + ", which the answer never states as a percentage", **signals)
     # "What's the mileage rate if I use my own van?" asks about a van; "Car | 45p | Motorcycle | 24p" answers other
-    # vehicles. Only the quoted sentences count: the table's other rows are in their contexts.
+    # vehicles. Only the quoted sentences, under their column headers, count: the table's heading ("Mileage for
+    # cars, vans and bicycles") and its rows not quoted do not.
     if check_vehicles:
         unnamed = [k for k in vehicles_asked(asking) if not any(names_vehicle(k, t) for t in typed_as)]
         if unnamed:

@@ -909,14 +909,6 @@ def test_the_top_of_a_band_needs_a_range_stated():
         "Room leader | £14.60 an hour")] == [True, True, True, True, False, False]
 
 
-def test_service_refuses_a_band_start_for_the_band_top_by_default():
-    jobs = [Document("jobs", "Qualified technician: from £27,500 a year, 40 hours a week.", "Jobs",
-                     acl=Acl.make([], [], "Public"))]
-    q = "What's the top of the qualified technician pay band?"
-    said = "Qualified technician: from £27,500 a year, 40 hours a week [1]."
-    _refused_by_default(jobs, q, said, "band-top", "answerability_band_tops")
-
-
 def test_a_month_asked_with_its_year_must_be_named():
     """Quillmere n071's shape (session 49): "availability in August 2026" answered with the rows of September to
     November 2026, which state the year the unstated-year rule reads."""
@@ -1048,8 +1040,8 @@ def test_an_interest_rate_asked_must_be_stated_as_a_percentage():
                                                "percentage")
     assert rule_of(r.reason) == "interest-rate"
     assert assess(q, q, said, ["Board paper"], w, None, 0.0, 0.0).answerable  # the switch off: as before
-    assert assess(q, q, ["Rate | 5.24% fixed |."], ["Board paper"], w, None, 0.0, 0.0,
-                  sentence_contexts=["Option | Rate | Term"], check_interest_rates=True).answerable
+    assert assess(q, q, ["Option B | 5.24% fixed |."], ["Board paper"], w, None, 0.0, 0.0,
+                  sentence_contexts=["| Option | Rate |"], check_interest_rates=True).answerable
     assert [asks_interest_rate(x) for x in ("What is the APR on a £20,000 loan?", "the rate of interest on arrears",
                                             "What fee is charged on interest-free loans?", "What's the mileage rate?",
                                             "What interest rates apply?")] == [True, True, False, False, True]
@@ -1057,14 +1049,6 @@ def test_an_interest_rate_asked_must_be_stated_as_a_percentage():
                                            "five percent", "£5,200 a month including interest",
                                            "the percentage is set by the bank")] == [
         True, True, True, True, False, False]
-
-
-def test_service_refuses_an_amount_a_month_for_an_interest_rate_by_default():
-    loans = [Document("loan", "The loan costs about £5,200 a month including interest.", "Board paper",
-                      acl=Acl.make([], [], "Public"))]
-    q = "What interest rate is the bank charging on the loan?"
-    said = "The loan costs about £5,200 a month including interest [1]."
-    _refused_by_default(loans, q, said, "interest-rate", "answerability_interest_rates")
 
 
 def test_a_vehicle_asked_for_mileage_must_be_named():
@@ -1075,7 +1059,7 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
     rows = ["Car, up to 10,000 miles | 45p |.", "Motorcycle or scooter | 24p |."]
     w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " mileage rate own van bicycle"])
     q = "what's the mileage rate if I use my own van"
-    r = assess(q, q, rows, ["Expenses"], w, None, 0.0, 0.0, sentence_contexts=["Vehicle | Rate"] * 2,
+    r = assess(q, q, rows, ["Expenses"], w, None, 0.0, 0.0, sentence_contexts=["| Vehicle | Rate |"] * 2,
                check_vehicles=True)
     assert (r.answerable, r.reason) == (False, "asks about the vehicle van, which the answer never names")
     assert rule_of(r.reason) == "vehicle"
@@ -1092,10 +1076,18 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
         True, True, False, False]
 
 
-def test_service_refuses_the_car_rows_for_a_van_by_default():
-    body = "The mileage rate if you use your own car: 45p a mile. Your own motorcycle: 24p a mile."
-    expenses = [Document("exp", body, "Expenses", acl=Acl.make([], [], "Public"))]
-    q = "What's the mileage rate if I use my own van?"
-    said = "The mileage rate if you use your own car: 45p a mile [1]. Your own motorcycle: 24p a mile [1]."
-    _refused_by_default(expenses, q, said, "vehicle", "answerability_vehicles", answerability_rare_zipf=0.0,
-                        answerability_everyday_zipf=0.0)
+@pytest.mark.parametrize("body, title, question, rule, switch, cfg", [
+    ("Qualified technician: from £27,500 a year, 40 hours a week.", "Jobs",
+     "What's the top of the qualified technician pay band?", "band-top", "answerability_band_tops", {}),
+    ("The loan costs about £5,200 a month including interest.", "Board paper",
+     "What interest rate is the bank charging on the loan?", "interest-rate", "answerability_interest_rates", {}),
+    ("The mileage rate if you use your own car: 45p a mile. Your own motorcycle: 24p a mile.", "Expenses",
+     "What's the mileage rate if I use my own van?", "vehicle", "answerability_vehicles",
+     dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0)),
+])
+def test_service_refuses_by_default_what_answers_another_question(body, title, question, rule, switch, cfg):
+    """A band's start for its top, an amount a month for an interest rate, the car rows for a van: each refused by its
+    rule under the default config, answered with the rule switched off."""
+    said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
+    _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
+                        **cfg)
