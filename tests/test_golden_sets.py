@@ -675,7 +675,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-gumdrop": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wx-26-0533", "[2] and [6]"),
         answerable_injected={"S010": "pub-forum-thread", "S019": "cs-complaint-wx-26-0533"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_ashenhythe": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["jm-ceo", "jm-chair", "jm-customer", "jm-finance", "jm-freelance", "jm-frontdesk", "jm-hr",
@@ -696,9 +695,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-chamois": 4, "c-bereavement": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-gv-26-0412", "[3] and [5]"),
         answerable_injected={"G010": "pub-forum-thread", "G019": "cs-complaint-gv-26-0412"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_wendlecombe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["qz-agency", "qz-ceo", "qz-chair", "qz-customer", "qz-finance", "qz-hr", "qz-prospect", "qz-shop",
+                    "qz-technician", "qz-tutor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-sgraffito": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wc-26-0381", "[3] and [5]"),
+        answerable_injected={"K010": "pub-forum-thread", "K019": "cs-complaint-wc-26-0381"}),
+    "golden_frostwick": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["wu-agency", "wu-cafe", "wu-ceo", "wu-chair", "wu-coach", "wu-customer", "wu-finance", "wu-hr",
+                    "wu-lanes", "wu-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-toepick": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-fib-26-0371", "[3] and [5]"),
+        answerable_injected={"B010": "pub-forum-thread", "B019": "cs-complaint-fib-26-0371"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_ashenhythe", "golden_gannerby"})
+HELDOUT = frozenset({"golden_frostwick", "golden_wendlecombe"})
 
 
 def folder_of(name: str) -> Path:
