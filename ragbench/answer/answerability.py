@@ -346,7 +346,8 @@ def speaks_of_abroad(text: str) -> bool:
 
 #: An interest rate asked for ("the interest rate on the term loan", "the rate of interest", "the APR", "the AER").
 _INTEREST_ASKED = re.compile(r"\binterest\s+rates?\b|\brates?\s+of\s+interest\b|\b(?:apr|aer)\b", re.I)
-#: A percentage stated with its number ("5.4%", "5.24 per cent", "five percent").
+#: A percentage stated with its number ("5.4%", "5.24 per cent", "five percent"). Unlike the answer type's percent
+#: test (:func:`has_type`), the word "percentage" alone and an amount per unit do not count.
 _PERCENTAGE = re.compile(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|half))\s*(?:%|per\s*cent\b"
                          r"|percent\b)", re.I)
 
@@ -369,7 +370,9 @@ _MILEAGE_ASKED = re.compile(r"\bmileage\b|\b(?:per|a|each)\s+mile\b|\bthe\s+dist
 #: about and is often written as "own vehicle", so it is not required.
 VEHICLE_KINDS: dict[str, re.Pattern[str]] = {
     "van": re.compile(r"\bvans?\b", re.I),
-    "bicycle": re.compile(r"\b(?:bicycles?|bikes?|cycl(?:e|es|ed|ing|ist|ists)|pushbikes?|e-?bikes?)\b", re.I),
+    # "motor bike" written apart is a motorbike, not a bike.
+    "bicycle": re.compile(r"\b(?:bicycles?|(?<!motor )(?<!motor-)bikes?|cycl(?:e|es|ed|ing|ist|ists)|pushbikes?"
+                          r"|e-?bikes?)\b", re.I),
     "motorbike": re.compile(r"\b(?:motor\s?bikes?|motorcycles?|mopeds?|scooters?)\b", re.I),
 }
 

@@ -1069,8 +1069,8 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
     assert assess(bike, bike, ["Bicycle | 20p |."], ["Expenses"], w, None, 0.0, 0.0, check_vehicles=True).answerable
     assert [vehicles_asked(x) for x in (q, bike, "What's the mileage rate for my motorbike?",
                                         "What's the mileage rate for a car?", "What's the pay for a van driver?",
-                                        "mileage for a van or a bike")] == [
-        ["van"], ["bicycle"], ["motorbike"], [], [], ["van", "bicycle"]]
+                                        "mileage for a van or a bike", "mileage for my motor bike")] == [
+        ["van"], ["bicycle"], ["motorbike"], [], [], ["van", "bicycle"], ["motorbike"]]
     assert [names_vehicle(k, t) for k, t in (("bicycle", "Pushbike | 20p"), ("motorbike", "Motorcycle | 24p"),
                                              ("van", "Vanessa's car | 45p"), ("bicycle", "Car | 45p"))] == [
         True, True, False, False]
