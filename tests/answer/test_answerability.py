@@ -1091,3 +1091,26 @@ def test_service_refuses_by_default_what_answers_another_question(body, title, q
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)
+
+
+@pytest.mark.parametrize("body, question, said, word, switch", [
+    ("Bereavement leave: a grandparent or grandchild, 2 days. A parent, 5 days.",
+     "How much bereavement leave do I get for my grandad?",
+     "Bereavement leave: a grandparent or grandchild, 2 days [1].", "grandad", "kinship"),
+])
+def test_service_answers_by_default_a_word_its_documents_say_another_way(body, question, said, word, switch):
+    """A closed-class word of the question ("grandad") that no document uses is met by its class's word in the
+    answer ("grandparent"): answered under the default config, refused as a rare word with the switch off."""
+    docs = [Document("doc", body, "Staff handbook", acl=Acl.make([], [], "Public"))]
+
+    def service(**cfg):  # with a word embedder, as the CLI's services have: the matcher that knows the classes
+        store = make_store(docs)
+        return AnsweringService(store, bm25_for(store), FixedModel(said), AnswerConfig(
+            restricted_gap=0.0, answerability_min_coverage=0.0, **cfg), NoCosine(),
+            principals=PrincipalRegistry([STAFF, GUEST]))
+
+    a = service().answer(question, "guest")
+    assert (a.refused, a.decided_by, [c.doc_id for c in a.citations]) == (False, "check:coverage", ["doc"])
+    off = service(**{switch: False}).answer(question, "guest")
+    assert (off.refused, off.decided_by, off.answerability.reason) == (
+        True, "check:rare-word", f"asks about the rare word {word}, which no readable document contains")

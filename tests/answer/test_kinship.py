@@ -1,4 +1,4 @@
-"""Family words matched by their family relation (``answer.kinship``, off by default: session 42's blind test)."""
+"""Family words matched by their family relation (``answer.kinship``: on since session 52, off in session 42)."""
 from __future__ import annotations
 
 from ragbench.answer.answerability import TermWeights, WordMatcher, assess, names
