@@ -60,6 +60,7 @@ RULES: tuple[Rule, ...] = (
     Rule("interest-rate", {"answer.answerability_interest_rates": False}),
     Rule("vehicle", {"answer.answerability_vehicles": False}),
     Rule("kinship", {"answer.kinship": False}),
+    Rule("vehicle-words", {"answer.answerability_vehicle_words": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

@@ -267,6 +267,10 @@ class AnswerConfig:
     # answer sentence (under its headers): the car and motorcycle rows answer other vehicles (docs/answers.md,
     # session 51).
     answerability_vehicles: bool = True
+    # An asked word naming a vehicle kind ("motorbike") or "mileage" is no rare word the documents lack when an answer
+    # sentence names the same thing by another word of its closed class ("Motorcycle | 24p", "45p per mile";
+    # docs/answers.md, session 52).
+    answerability_vehicle_words: bool = True
     # A retrieved chunk that starts mid-sentence (the sentence chunker's character overlap cuts words: "ome on-call
     # rota receive …") is extended back to the start of that sentence, and one that ends mid-sentence ("… is €3."
     # of "€3.4 million") forward to its end, each up to this many characters; 0 = off.

@@ -391,6 +391,18 @@ def names_vehicle(kind: str, text: str) -> bool:
     return VEHICLE_KINDS[kind].search(text) is not None
 
 
+_MILES = re.compile(r"\bmiles?\b", re.I)
+
+
+def known_by_kind(word: str, text: str) -> bool:
+    """Whether ``text`` names what ``word`` names by another word of the same closed class: a vehicle kind of
+    :data:`VEHICLE_KINDS` ("motorbike" by "Motorcycle | 24p"), or "mileage" by "mile" or "miles" ("45p per mile").
+    Such a word is no rare word the documents lack when the answer says it so."""
+    if word.lower() == "mileage":
+        return _MILES.search(text) is not None
+    return any(words.fullmatch(word) is not None and names_vehicle(kind, text) for kind, words in VEHICLE_KINDS.items())
+
+
 def asks_band_top(question: str) -> bool:
     """Whether ``question`` asks for the top of a band, scale, range or grade ("What's the top of the presser pay
     band?"): the band's upper end answers it, not where it starts."""
@@ -662,7 +674,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_closure_dates, cfg.answerability_period_ends,
                       cfg.answerability_band_tops, cfg.answerability_months, cfg.answerability_year_labels,
                       cfg.answerability_whole_years, cfg.answerability_abroad,
-                      cfg.answerability_interest_rates, cfg.answerability_vehicles)
+                      cfg.answerability_interest_rates, cfg.answerability_vehicles,
+                      cfg.answerability_vehicle_words)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -715,7 +728,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_periods: bool = False, check_band_tops: bool = False,
            check_months: bool = False, check_year_labels: bool = False,
            whole_years: bool = False, check_abroad: bool = False,
-           check_interest_rates: bool = False, check_vehicles: bool = False) -> AnswerabilityReport:
+           check_interest_rates: bool = False, check_vehicles: bool = False,
+           vehicle_words: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -764,7 +778,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     answered only when an answer sentence, under its headers, states a percentage (:func:`states_percentage`): an
     amount a month "including interest" is no rate of interest. With ``check_vehicles``, a question asking mileage for
     a van, a bicycle or a motorbike (:func:`vehicles_asked`) is answered only when an answer sentence, under its
-    headers, names that kind (:func:`names_vehicle`): the car rows answer another vehicle."""
+    headers, names that kind (:func:`names_vehicle`): the car rows answer another vehicle. With ``vehicle_words``, a
+    rare word naming a vehicle kind or "mileage" is no reason to refuse when the answer says it by another word of
+    its class (:func:`known_by_kind`: "Motorcycle" for "motorbike", "per mile" for "mileage")."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -863,7 +879,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         asked = asking_terms - aside
         rare = [w for w, _ in unknown if rare_thing(w, rare_zipf) and stem(w.lower()) in asked
                 and not after_subject(w, question) and (df is None or not misspelling(w, df))
-                and not (matcher is not None and matcher.synonym_in(w, evidence_words))]
+                and not (matcher is not None and matcher.synonym_in(w, evidence_words))
+                and not (vehicle_words and known_by_kind(w, evidence_text))]
     # A graded code ("Level 5", "Category 9") is one identifier: its number alone is in every document.
     if df is not None:
         answer_codes = graded_codes(evidence_text)

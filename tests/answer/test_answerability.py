@@ -1054,7 +1054,7 @@ def test_an_interest_rate_asked_must_be_stated_as_a_percentage():
 def test_a_vehicle_asked_for_mileage_must_be_named():
     """Hollingsby A062's shape (session 51): "the mileage rate if I use my own van" answered with the car and
     motorcycle rows of the mileage table."""
-    from ragbench.answer.answerability import names_vehicle, rule_of, vehicles_asked
+    from ragbench.answer.answerability import known_by_kind, names_vehicle, rule_of, vehicles_asked
 
     rows = ["Car, up to 10,000 miles | 45p |.", "Motorcycle or scooter | 24p |."]
     w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " mileage rate own van bicycle"])
@@ -1074,6 +1074,12 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
     assert [names_vehicle(k, t) for k, t in (("bicycle", "Pushbike | 20p"), ("motorbike", "Motorcycle | 24p"),
                                              ("van", "Vanessa's car | 45p"), ("bicycle", "Car | 45p"))] == [
         True, True, False, False]
+    # a word of a kind's class, or "mileage" by "mile", is known when the answer says it another way
+    assert [known_by_kind(w, t) for w, t in (("motorbike", "Motorcycle | 24p"), ("scooter", "Motorbikes | 24p"),
+                                             ("bike", "Bicycle | 20p"), ("Mileage", "45p per mile"),
+                                             ("mileage", "45p a day"), ("van", "Car | 45p"),
+                                             ("motorbike", "Bicycle | 20p"), ("ferry", "Ferry | £12"))] == [
+        True, True, True, True, False, False, False, False]
 
 
 @pytest.mark.parametrize("body, title, question, rule, switch, cfg", [
@@ -1097,10 +1103,17 @@ def test_service_refuses_by_default_what_answers_another_question(body, title, q
     ("Bereavement leave: a grandparent or grandchild, 2 days. A parent, 5 days.",
      "How much bereavement leave do I get for my grandad?",
      "Bereavement leave: a grandparent or grandchild, 2 days [1].", "grandad", "kinship"),
+    ("The mileage rate for your own car: 45p a mile. The mileage rate for your own motorcycle: 24p a mile.",
+     "What's the mileage rate for my own motorbike?", "The mileage rate for your own motorcycle: 24p a mile [1].",
+     "motorbike",
+     "answerability_vehicle_words"),
+    ("Using your own car on business: 45p per mile.", "What mileage can I claim for my own car?",
+     "Using your own car on business: 45p per mile [1].", "mileage", "answerability_vehicle_words"),
 ])
 def test_service_answers_by_default_a_word_its_documents_say_another_way(body, question, said, word, switch):
-    """A closed-class word of the question ("grandad") that no document uses is met by its class's word in the
-    answer ("grandparent"): answered under the default config, refused as a rare word with the switch off."""
+    """A closed-class word of the question that no document uses ("grandad", "motorbike", "mileage") is met by its
+    class's word in the answer ("grandparent", "motorcycle", "per mile"): answered under the default config, refused
+    as a rare word with the switch off."""
     docs = [Document("doc", body, "Staff handbook", acl=Acl.make([], [], "Public"))]
 
     def service(**cfg):  # with a word embedder, as the CLI's services have: the matcher that knows the classes
