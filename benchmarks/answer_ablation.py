@@ -53,6 +53,7 @@ RULES: tuple[Rule, ...] = (
     Rule("closure-dates", {"answer.answerability_closure_dates": False}),
     Rule("period-ends", {"answer.answerability_period_ends": False}),
     Rule("band-tops", {"answer.answerability_band_tops": False}),
+    Rule("top-pay", {"answer.answerability_top_pay": False}),
     Rule("months", {"answer.answerability_months": False}),
     Rule("year-labels", {"answer.answerability_year_labels": False}),
     Rule("whole-years", {"answer.answerability_whole_years": False}),

@@ -244,6 +244,10 @@ class AnswerConfig:
     # answer sentence, under its table headers, states a range of money: "from £27,500 a year" is where a band starts
     # (docs/answers.md, session 49).
     answerability_band_tops: bool = True
+    # The band-top rule also reads a question asking the most someone can earn, or a maximum, highest or top salary,
+    # wage, pay or hourly rate ("What's the most a room leader can earn per hour?"), as asking for a band's top
+    # (docs/answers.md, session 52).
+    answerability_top_pay: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

@@ -403,10 +403,20 @@ def known_by_kind(word: str, text: str) -> bool:
     return any(words.fullmatch(word) is not None and names_vehicle(kind, text) for kind, words in VEHICLE_KINDS.items())
 
 
-def asks_band_top(question: str) -> bool:
+#: The most someone can earn ("the most a room leader can earn per hour"), or a maximum, highest or top salary, wage,
+#: pay or hourly rate ("max salary for a property manager", "the highest freelance hourly rate").
+_TOP_PAY = re.compile(r"\bmost\s+(?:an?\s+|the\s+|our\s+|your\s+|their\s+|my\s+)?(?:[\w'’-]+\s+){0,5}?"
+                      r"(?:can|could|will|would|might|may)\s+(?:ever\s+)?earn\b"
+                      r"|\b(?:max(?:imum)?|highest|top)\s+(?:[\w'’-]+\s+){0,2}?"
+                      r"(?:salary|salaries|wages?|pay|hourly\s+rate|rate\s+of\s+pay)\b", re.I)
+
+
+def asks_band_top(question: str, top_pay: bool = False) -> bool:
     """Whether ``question`` asks for the top of a band, scale, range or grade ("What's the top of the presser pay
-    band?"): the band's upper end answers it, not where it starts."""
-    return _BAND_TOP.search(question) is not None
+    band?"): the band's upper end answers it, not where it starts. With ``top_pay``, so does a question asking the
+    most someone can earn or a maximum salary, wage or pay rate ("What's the most a room leader can earn per
+    hour?")."""
+    return _BAND_TOP.search(question) is not None or (top_pay and _TOP_PAY.search(question) is not None)
 
 
 def states_range(text: str) -> bool:
@@ -675,7 +685,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_band_tops, cfg.answerability_months, cfg.answerability_year_labels,
                       cfg.answerability_whole_years, cfg.answerability_abroad,
                       cfg.answerability_interest_rates, cfg.answerability_vehicles,
-                      cfg.answerability_vehicle_words)
+                      cfg.answerability_vehicle_words, cfg.answerability_top_pay)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -729,7 +739,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_months: bool = False, check_year_labels: bool = False,
            whole_years: bool = False, check_abroad: bool = False,
            check_interest_rates: bool = False, check_vehicles: bool = False,
-           vehicle_words: bool = False) -> AnswerabilityReport:
+           vehicle_words: bool = False, top_pay: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -765,12 +775,13 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     only when the answer or its sentences' contexts state a date on the calendar, not the hours of a day. With
     ``check_periods``, a figure asked for a period named by its end ("the full year to March 2026") is answered only
     when the answer or its sentences' contexts state that end (:func:`states_period_end`). With ``check_band_tops``,
-    a question asking for the top of a band (:func:`asks_band_top`) is answered only when some answer sentence, read
-    under its table headers, states a range of money (:func:`states_range`). With ``check_months``, a month the
-    question asks about with its year (:func:`months_asked`) must be named by the answer or its sentences' contexts
-    (:func:`names_month`). With ``check_year_labels``, a financial year the question names by its label ("2025-26",
-    :func:`year_labels`) must be stated by them as a label or a year-long period ending that year
-    (:func:`states_year_label`); with ``whole_years`` too, a year asked whole is not stated by a part of it ("H1
+    a question asking for the top of a band (:func:`asks_band_top`; with ``top_pay``, the most someone can earn too) is
+    answered only when some answer sentence, read under its table headers, states a range of money
+    (:func:`states_range`). With ``check_months``, a month the question asks about with its year (:func:`months_asked`)
+    must be named by the answer or its sentences' contexts (:func:`names_month`). With ``check_year_labels``, a
+    financial year the question names by its label ("2025-26", :func:`year_labels`) must be stated by them as a label or
+    a year-long period ending that year (:func:`states_year_label`); with ``whole_years`` too, a year asked whole is not
+    stated by a part of it ("H1
     2025-26") unless the question asks for a part. With ``check_abroad``, a question about a place abroad
     (:func:`asks_abroad`) is answered only when the answer or its sentences' contexts speak of one
     (:func:`speaks_of_abroad`): the rows for London and elsewhere in the UK answer another place. With
@@ -1009,7 +1020,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                        + ", which the answer never names", **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.
-    if check_band_tops and asks_band_top(asking) and not any(states_range(t) for t in typed_as):
+    if check_band_tops and asks_band_top(asking, top_pay) and not any(states_range(t) for t in typed_as):
         return AnswerabilityReport(cov, sim, kind, found, False, BAND_TOP_UNSTATED + ", which the answer never states",
                                    **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):

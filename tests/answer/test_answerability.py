@@ -904,6 +904,15 @@ def test_the_top_of_a_band_needs_a_range_stated():
         "what do your instructors earn at the top of their pay scale", "What is the maximum of the E1 band?",
         "What is the top of pay band P2?", "What is the maximum vehicle height?", "What's the top speed allowed?")
     ] == [True, True, True, False, False]
+    # with top_pay, the most someone can earn and a maximum salary, wage or pay rate ask for a band's top too; the
+    # most paid for a hotel or on a claim, a top speed and "the top boss" do not
+    top_pay = ("What's the most a room leader can earn per hour?", "what's the max salary for a property manager",
+               "What is the highest freelance hourly rate we pay?", "what's the top pay for a pharmacy technician",
+               "What is the most we pay per night for a hotel in London?",
+               "What's the most you'd pay out on one claim?", "What's the top speed allowed?",
+               "how much does the top boss earn")
+    assert [asks_band_top(x, top_pay=True) for x in top_pay] == [True, True, True, True, False, False, False, False]
+    assert not any(asks_band_top(x) for x in top_pay[:4])
     assert [states_range(t) for t in (
         "£27,500 | £31,800", "up to £800", "£12.90 to £13.85", "£29,500–£34,000", "from £27,500 a year",
         "Room leader | £14.60 an hour")] == [True, True, True, True, False, False]
@@ -1090,10 +1099,13 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
     ("The mileage rate if you use your own car: 45p a mile. Your own motorcycle: 24p a mile.", "Expenses",
      "What's the mileage rate if I use my own van?", "vehicle", "answerability_vehicles",
      dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0)),
+    ("Room leader: from £14.60 an hour, 40 hours a week.", "Careers",
+     "What's the most a room leader can earn per hour?", "band-top", "answerability_top_pay", {}),
 ])
 def test_service_refuses_by_default_what_answers_another_question(body, title, question, rule, switch, cfg):
-    """A band's start for its top, an amount a month for an interest rate, the car rows for a van: each refused by its
-    rule under the default config, answered with the rule switched off."""
+    """A band's start for its top (asked as such or as the most a role can earn), an amount a month for an interest
+    rate, the car rows for a van: each refused by its rule under the default config, answered with the rule switched
+    off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)
