@@ -695,7 +695,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-chamois": 4, "c-bereavement": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-gv-26-0412", "[3] and [5]"),
         answerable_injected={"G010": "pub-forum-thread", "G019": "cs-complaint-gv-26-0412"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_wendlecombe": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["qz-agency", "qz-ceo", "qz-chair", "qz-customer", "qz-finance", "qz-hr", "qz-prospect", "qz-shop",
@@ -716,9 +715,50 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-toepick": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-fib-26-0371", "[3] and [5]"),
         answerable_injected={"B010": "pub-forum-thread", "B019": "cs-complaint-fib-26-0371"}),
+    "golden_skelderby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["hf-agency", "hf-ceo", "hf-chair", "hf-customer", "hf-duty", "hf-finance", "hf-hr", "hf-presenter",
+                    "hf-prospect", "hf-visitor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-gnomon": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-sk-26-0528", "[3] and [5]"),
+        answerable_injected={"H010": "pub-forum-thread", "H019": "cs-complaint-sk-26-0528"}),
+    "golden_ravelstock": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["tc-agency", "tc-ceo", "tc-chair", "tc-customer", "tc-driver", "tc-finance", "tc-hr", "tc-prospect",
+                    "tc-tutor", "tc-upholsterer"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-bolster": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-rs-26-0528", "[3] and [5]"),
+        answerable_injected={"T010": "pub-forum-thread", "T019": "cs-complaint-rs-26-0528"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_skeppingford": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["zb-agency", "zb-beekeeper", "zb-ceo", "zb-chair", "zb-customer", "zb-finance", "zb-hr",
+                    "zb-packer", "zb-prospect", "zb-shop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-melilot": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-sf-26-0633", "[3] and [5]"),
+        answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-sf-26-0633"}),
+    "golden_inkersley": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["vj-agency", "vj-binder", "vj-ceo", "vj-chair", "vj-customer", "vj-finance", "vj-frontdesk",
+                    "vj-hr", "vj-printer", "vj-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-fleuron": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ix-26-0462", "[3] and [5]"),
+        answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-ix-26-0462"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_frostwick", "golden_wendlecombe"})
+HELDOUT = frozenset({"golden_inkersley", "golden_skeppingford"})
 
 
 def folder_of(name: str) -> Path:
