@@ -781,9 +781,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     must be named by the answer or its sentences' contexts (:func:`names_month`). With ``check_year_labels``, a
     financial year the question names by its label ("2025-26", :func:`year_labels`) must be stated by them as a label or
     a year-long period ending that year (:func:`states_year_label`); with ``whole_years`` too, a year asked whole is not
-    stated by a part of it ("H1
-    2025-26") unless the question asks for a part. With ``check_abroad``, a question about a place abroad
-    (:func:`asks_abroad`) is answered only when the answer or its sentences' contexts speak of one
+    stated by a part of it ("H1 2025-26") unless the question asks for a part. With ``check_abroad``, a question about a
+    place abroad (:func:`asks_abroad`) is answered only when the answer or its sentences' contexts speak of one
     (:func:`speaks_of_abroad`): the rows for London and elsewhere in the UK answer another place. With
     ``check_interest_rates``, a question asking for an interest rate, APR or AER (:func:`asks_interest_rate`) is
     answered only when an answer sentence, under its headers, states a percentage (:func:`states_percentage`): an
