@@ -1117,8 +1117,7 @@ def test_service_refuses_by_default_what_answers_another_question(body, title, q
      "Bereavement leave: a grandparent or grandchild, 2 days [1].", "grandad", "kinship"),
     ("The mileage rate for your own car: 45p a mile. The mileage rate for your own motorcycle: 24p a mile.",
      "What's the mileage rate for my own motorbike?", "The mileage rate for your own motorcycle: 24p a mile [1].",
-     "motorbike",
-     "answerability_vehicle_words"),
+     "motorbike", "answerability_vehicle_words"),
     ("Using your own car on business: 45p per mile.", "What mileage can I claim for my own car?",
      "Using your own car on business: 45p per mile [1].", "mileage", "answerability_vehicle_words"),
 ])
