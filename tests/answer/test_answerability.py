@@ -194,8 +194,8 @@ def test_permitted_weights_count_only_readable_documents_and_follow_changes():
     assert weights.document_terms(["pets"]) == set()
 
 
-def _service(store, model, **cfg):
-    return AnsweringService(store, bm25_for(store), model, AnswerConfig(**cfg),
+def _service(store, model, embedder=None, **cfg):
+    return AnsweringService(store, bm25_for(store), model, AnswerConfig(**cfg), embedder,
                             principals=PrincipalRegistry([STAFF, GUEST]))
 
 
@@ -1126,15 +1126,10 @@ def test_service_answers_by_default_a_word_its_documents_say_another_way(body, q
     class's word in the answer ("grandparent", "motorcycle", "per mile"): answered under the default config, refused
     as a rare word with the switch off."""
     docs = [Document("doc", body, "Staff handbook", acl=Acl.make([], [], "Public"))]
-
-    def service(**cfg):  # with a word embedder, as the CLI's services have: the matcher that knows the classes
-        store = make_store(docs)
-        return AnsweringService(store, bm25_for(store), FixedModel(said), AnswerConfig(
-            restricted_gap=0.0, answerability_min_coverage=0.0, **cfg), NoCosine(),
-            principals=PrincipalRegistry([STAFF, GUEST]))
-
-    a = service().answer(question, "guest")
+    # With a word embedder, as the CLI's services have: the word matcher is what knows the classes.
+    base = dict(embedder=NoCosine(), restricted_gap=0.0, answerability_min_coverage=0.0)
+    a = _service(make_store(docs), FixedModel(said), **base).answer(question, "guest")
     assert (a.refused, a.decided_by, [c.doc_id for c in a.citations]) == (False, "check:coverage", ["doc"])
-    off = service(**{switch: False}).answer(question, "guest")
+    off = _service(make_store(docs), FixedModel(said), **base, **{switch: False}).answer(question, "guest")
     assert (off.refused, off.decided_by, off.answerability.reason) == (
         True, "check:rare-word", f"asks about the rare word {word}, which no readable document contains")
