@@ -62,6 +62,7 @@ RULES: tuple[Rule, ...] = (
     Rule("vehicle", {"answer.answerability_vehicles": False}),
     Rule("kinship", {"answer.kinship": False}),
     Rule("vehicle-words", {"answer.answerability_vehicle_words": False}),
+    Rule("letter-codes", {"answer.answerability_letter_codes": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

@@ -248,6 +248,11 @@ class AnswerConfig:
     # wage, pay or hourly rate ("What's the most a room leader can earn per hour?"), as asking for a band's top
     # (docs/answers.md, session 52).
     answerability_top_pay: bool = True
+    # A graded code written with a capital letter or a Roman numeral ("grade E", "Round D", "Grade IV"), in a question,
+    # a document (also a table column headed "Grade" over cells "A" to "D") or an answer, is one identifier like
+    # "Level 5": asked and mentioned by no readable document, the question is refused as unknown (docs/answers.md,
+    # session 53).
+    answerability_letter_codes: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

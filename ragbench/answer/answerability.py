@@ -35,7 +35,7 @@ import numpy as np
 from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type, under_headers
 from ..llm.parts import question_parts, split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, coverage, graded_codes, is_number,
-                           salient_terms, stem, term_set, without_exclusions, words)
+                           lettered_codes, salient_terms, stem, term_set, without_exclusions, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS
@@ -77,9 +77,9 @@ class TermWeights:
 
 
 def doc_terms(text: str) -> set[str]:
-    """A document's stemmed terms and its graded codes ("level 5", with the space, so no word collides): what
-    a document must contain for a question's term or code to count as known."""
-    return term_set(text) | graded_codes(text)
+    """A document's stemmed terms and its graded codes ("level 5", "grade iv", with the space, so no word
+    collides): what a document must contain for a question's term or code to count as known."""
+    return term_set(text) | graded_codes(text) | lettered_codes(text)
 
 
 class PermittedTermWeights:
@@ -685,7 +685,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_band_tops, cfg.answerability_months, cfg.answerability_year_labels,
                       cfg.answerability_whole_years, cfg.answerability_abroad,
                       cfg.answerability_interest_rates, cfg.answerability_vehicles,
-                      cfg.answerability_vehicle_words, cfg.answerability_top_pay)
+                      cfg.answerability_vehicle_words, cfg.answerability_top_pay,
+                      cfg.answerability_letter_codes)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -739,7 +740,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_months: bool = False, check_year_labels: bool = False,
            whole_years: bool = False, check_abroad: bool = False,
            check_interest_rates: bool = False, check_vehicles: bool = False,
-           vehicle_words: bool = False, top_pay: bool = False) -> AnswerabilityReport:
+           vehicle_words: bool = False, top_pay: bool = False, letter_codes: bool = False
+           ) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -790,7 +792,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     a van, a bicycle or a motorbike (:func:`vehicles_asked`) is answered only when an answer sentence, under its
     headers, names that kind (:func:`names_vehicle`): the car rows answer another vehicle. With ``vehicle_words``, a
     rare word naming a vehicle kind or "mileage" is no reason to refuse when the answer says it by another word of
-    its class (:func:`known_by_kind`: "Motorcycle" for "motorbike", "per mile" for "mileage")."""
+    its class (:func:`known_by_kind`: "Motorcycle" for "motorbike", "per mile" for "mileage"). With ``letter_codes``,
+    a graded code written with a capital letter or a Roman numeral ("grade E", "Grade IV", :func:`lettered_codes`) is
+    one identifier too, known when a readable document or the answer under its headers mentions it."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -896,6 +900,13 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         answer_codes = graded_codes(evidence_text)
         unknown_ids += [code.title() for code in sorted(graded_codes(asking) - graded_codes(setting))
                         if df.get(code, 0) == 0 and code not in answer_codes]
+        # So is one written with a letter or a Roman numeral ("grade E" where the price table lists grades A to D);
+        # the answer's table rows count under their column headers ("Grade D | …").
+        if letter_codes:
+            answer_codes = lettered_codes(" . ".join([evidence_text, *typed_as]))
+            unknown_ids += [f"{code.split()[0].title()} {code.split()[1].upper()}"
+                            for code in sorted(lettered_codes(asking) - lettered_codes(setting))
+                            if df.get(code, 0) == 0 and code not in answer_codes]
     # Likewise a name or acronym of the question ("Fenwick", "LTIP", "Wi-Fi") that no readable document contains.
     if check_names and df is not None:
         told_names = set(names(setting)) - set(names(asking))

@@ -229,6 +229,82 @@ def graded_codes(text: str) -> set[str]:
     return {f"{family} {number}" for family, number in _graded(text)}
 
 
+#: Roman numerals up to XII, as grades are written ("Grade IV"), longest first so "III" is not read as "I".
+_ROMANS = ("XII", "XI", "X", "IX", "VIII", "VII", "VI", "V", "IV", "III", "II", "I")
+_LETTER_CODE = r"(?:[A-Z]|" + "|".join(_ROMANS) + r")"
+#: A graded code written with a capital letter or a Roman numeral ("Grade IV", "Zone B"), and lists and ranges of
+#: them ("Bands A and B", "Rounds A to C"). The family word may take any case, the code only capitals: "band a" is
+#: no code. "I" before a verb or an apostrophe ("which band I am on", "what grade I'd get") is the asker.
+#: The graded families, and delivery or collection rounds ("Round B"), which are lettered, not numbered.
+_LETTER_FAMILIES = {**_FAMILIES, "round": "round", "rounds": "round"}
+_LETTERED = re.compile(r"\b(?i:(" + "|".join(sorted(_LETTER_FAMILIES, key=len, reverse=True)) + r"))\s+(" + _LETTER_CODE
+                       + r")(?![\w'’-])((?:\s*(?:,|and|or|&|to|-|–)\s*" + _LETTER_CODE + r"(?![\w'’-]))*)")
+_LETTERED_NEXT = re.compile(r"(to|-|–)?\s*(" + _LETTER_CODE + r")(?![\w'’-])")
+_PRONOUN_I = re.compile(r"\s*(?:['’]|(?:am|have|had|need|needed|should|will|would|can|could|do|did|was|get|got|"
+                        r"must|may|might|want|think|work|joined|started)\b)")
+#: The family word heading a table column whose cells are single codes ("| Grade | … |" over "| A | … |").
+_TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
+_TABLE_RULE = re.compile(r"^[\s|:\-–]+$")
+
+
+def _roman_value(code: str) -> int | None:
+    values = {"I": 1, "V": 5, "X": 10}
+    if not code or any(ch not in values for ch in code):
+        return None
+    total = 0
+    for i, ch in enumerate(code):
+        v = values[ch]
+        total += -v if i + 1 < len(code) and values[code[i + 1]] > v else v
+    return total
+
+
+def _code_range(first: str, last: str) -> list[str]:
+    """The codes from ``first`` to ``last``: letters ("A" to "D") or Roman numerals ("I" to "III")."""
+    a, b = _roman_value(first), _roman_value(last)
+    if a is not None and b is not None and len(first) + len(last) > 2 and a < b <= a + 11:
+        return [r for r in reversed(_ROMANS) if a <= (_roman_value(r) or 0) <= b]
+    if len(first) == len(last) == 1 and first < last and ord(last) - ord(first) <= 12:
+        return [chr(c) for c in range(ord(first), ord(last) + 1)]
+    return [first, last]
+
+
+def lettered_codes(text: str) -> set[str]:
+    """The graded codes of ``text`` written with a capital letter or a Roman numeral, normalised like
+    :func:`graded_codes` ("Grade IV" → ``"grade iv"``, "Rounds A to C" → ``"round a"``, ``"round b"``, ``"round
+    c"``), and those of a table column headed by a family word whose cells are such codes ("| Grade |" over "| D |"
+    → ``"grade d"``). A Roman numeral that is also a letter ("V", "X", "I") is one code either way."""
+    out: set[str] = set()
+    for m in _LETTERED.finditer(text):
+        family = _LETTER_FAMILIES[m.group(1).lower()]
+        first = m.group(2)
+        if first == "I" and not m.group(3) and _PRONOUN_I.match(text, m.end()):
+            continue
+        members = [first]
+        last = first
+        for step in _LETTERED_NEXT.finditer(m.group(3)):
+            code = step.group(2)
+            members += _code_range(last, code)[1:] if step.group(1) else [code]
+            last = code
+        out |= {f"{family} {code.lower()}" for code in members}
+    header: list[str] | None = None
+    for line in text.splitlines():
+        row = _TABLE_ROW.match(line)
+        if row is None:
+            header = None
+            continue
+        cells = [c.strip() for c in row.group(1).split("|")]
+        if header is None:
+            header = cells
+            continue
+        if _TABLE_RULE.match(line):
+            continue
+        for head, cell in zip(header, cells):
+            column = _LETTER_FAMILIES.get(head.lower())
+            if column is not None and re.fullmatch(_LETTER_CODE, cell):
+                out.add(f"{column} {cell.lower()}")
+    return out
+
+
 #: A counted kind written as a number and a noun ("5-bedroom", "10-week", "7.5-tonne": a decimal too, a sibling of
 #: "26-tonne"); in evidence also unhyphenated ("1 bedroom"). Only the hyphenated form counts in a question, where
 #: "3 days" is as often a condition as a kind.

@@ -1111,6 +1111,21 @@ def test_service_refuses_by_default_what_answers_another_question(body, title, q
                         **cfg)
 
 
+def test_service_refuses_by_default_a_lettered_grade_no_document_mentions():
+    """"grade E" where the price table lists grades A to D is an unknown graded code, like "Level 5": refused under
+    the default config, answered with the other grades' rows when the switch is off; "grade D", a cell of the
+    table's "Grade" column, is known and answered."""
+    body = "Fabric prices.\n\n| Grade | Price per metre |\n|---|---|\n| A | £28 |\n| D | £82 |\n"
+    docs = [Document("doc", body, "Fabric prices", acl=Acl.make([], [], "Public"))]
+    said = "| A | £28 | [1]. | D | £82 | [1]."
+    a = _refused_by_default(docs, "How much is grade E fabric per metre?", said, "unknown-word",
+                            "answerability_letter_codes")
+    assert a.answerability.reason == "asks about Grade E, which no readable document mentions"
+    known = _service(make_store(docs), FixedModel(said), restricted_gap=0.0, answerability_min_coverage=0.0
+                     ).answer("How much is grade D fabric per metre?", "guest")
+    assert (known.refused, known.decided_by) == (False, "check:coverage")
+
+
 @pytest.mark.parametrize("body, question, said, word, switch", [
     ("Bereavement leave: a grandparent or grandchild, 2 days. A parent, 5 days.",
      "How much bereavement leave do I get for my grandad?",

@@ -284,6 +284,21 @@ def test_graded_codes_are_one_identifier():
         {"level 3", "category 9"}
 
 
+def test_graded_codes_written_with_a_letter_or_a_roman_numeral():
+    """"Grade IV" and "Round D" are graded codes too; lists and ranges name each member; a table column headed by a
+    family word names its cells; the family word takes any case, the code only capitals, and "I" before a verb is
+    the asker."""
+    from ragbench.llm.signals import lettered_codes
+
+    assert lettered_codes("How much is grade E fabric? Cover for a Grade IV safe.") == {"grade e", "grade iv"}
+    assert lettered_codes("Rounds A to C, Grades I to III, Bands A and B, Zone A or C") == {
+        "round a", "round b", "round c", "grade i", "grade ii", "grade iii", "band a", "band b", "zone a", "zone c"}
+    assert lettered_codes("| Grade | Price per metre |\n|---|---|\n| A | £28 |\n| D | £82 |\n\n| A | x |") == \
+        {"grade a", "grade d"}
+    assert lettered_codes("which band I am on, what grade I'd get, a band a week, Level 5") == set()
+    assert lettered_codes("a Grade I listed barn") == {"grade i"}
+
+
 def test_lists_and_ranges_of_graded_codes_name_each_member():
     """"Bands 1 to 4" mentions Band 2, so a question about Band 2 is neither unknown nor answered by a sibling; a
     range followed by a unit is a span ("Priority 1 – 4 hours"), and a wide jump is no range ("Category 2 – 30")."""
