@@ -63,6 +63,7 @@ RULES: tuple[Rule, ...] = (
     Rule("kinship", {"answer.kinship": False}),
     Rule("vehicle-words", {"answer.answerability_vehicle_words": False}),
     Rule("letter-codes", {"answer.answerability_letter_codes": False}),
+    Rule("stance-words", {"answer.answerability_stance_words": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

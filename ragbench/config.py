@@ -253,6 +253,11 @@ class AnswerConfig:
     # "Level 5": asked and mentioned by no readable document, the question is refused as unknown (docs/answers.md,
     # session 53).
     answerability_letter_codes: bool = True
+    # Words that say how the asker stands to the question, not what it asks ("actually", "really", "just", "ok",
+    # "exactly", "basically", "definitely", "anyway", "honestly", "literally", "simply", "certainly", "surely"), weigh
+    # nothing in the answerability check's coverage, like the question's setting: "And if I actually get called in?"
+    # asks about being called in (docs/answers.md, session 53).
+    answerability_stance_words: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

@@ -500,6 +500,19 @@ class WordMatcher:
         return float(np.max(mat @ self._vecs[word]))
 
 
+#: Stance and emphasis words and discourse markers: they say how the asker stands to what they ask ("And if I
+#: *actually* get called in?", "is it *ok* to *just* turn up?"), not what they ask.
+STANCE_WORDS: frozenset[str] = frozenset("""actually really just ok okay exactly basically definitely anyway anyways
+    honestly literally simply certainly surely""".split())
+
+
+def stance_terms(text: str) -> set[str]:
+    """The stemmed terms of ``text`` that only its stance words (:data:`STANCE_WORDS`) stand for: "really" gives
+    ``real`` unless "real" is asked too ("the real cost")."""
+    tokens = words(text, stopwords=True)
+    return {stem(t) for t in tokens if t in STANCE_WORDS} - {stem(t) for t in tokens if t not in STANCE_WORDS}
+
+
 def content_words(text: str) -> dict[str, str]:
     """Stemmed term → its first surface word, for the content words of ``text``."""
     out: dict[str, str] = {}
@@ -686,7 +699,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_whole_years, cfg.answerability_abroad,
                       cfg.answerability_interest_rates, cfg.answerability_vehicles,
                       cfg.answerability_vehicle_words, cfg.answerability_top_pay,
-                      cfg.answerability_letter_codes)
+                      cfg.answerability_letter_codes, cfg.answerability_stance_words)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -740,8 +753,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_months: bool = False, check_year_labels: bool = False,
            whole_years: bool = False, check_abroad: bool = False,
            check_interest_rates: bool = False, check_vehicles: bool = False,
-           vehicle_words: bool = False, top_pay: bool = False, letter_codes: bool = False
-           ) -> AnswerabilityReport:
+           vehicle_words: bool = False, top_pay: bool = False, letter_codes: bool = False,
+           stance_words: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -794,7 +807,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     rare word naming a vehicle kind or "mileage" is no reason to refuse when the answer says it by another word of
     its class (:func:`known_by_kind`: "Motorcycle" for "motorbike", "per mile" for "mileage"). With ``letter_codes``,
     a graded code written with a capital letter or a Roman numeral ("grade E", "Grade IV", :func:`lettered_codes`) is
-    one identifier too, known when a readable document or the answer under its headers mentions it."""
+    one identifier too, known when a readable document or the answer under its headers mentions it. With
+    ``stance_words``, a word that says how the asker stands to the question (:data:`STANCE_WORDS`: "actually",
+    "really", "just") weighs nothing in coverage."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -834,6 +849,10 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         # nothing but such words then has nothing left to cover, and passes coverage.
         plain |= {t for t in terms if df.get(t, 0) > 0 and (restricted_terms is None or t not in restricted_terms)
                   and surface.get(t, t).isalpha() and zipf(surface.get(t, t)) >= everyday_known_zipf}
+
+    # "And if I actually get called in?" asks about being called in: "actually" says how the asker stands to it.
+    if stance_words:
+        plain |= stance_terms(query)
 
     def weight(t: str) -> float:
         return 0.0 if t in skipped or t in plain else weights(t) * (1.0 if t in own else 0.5)

@@ -1111,6 +1111,31 @@ def test_service_refuses_by_default_what_answers_another_question(body, title, q
                         **cfg)
 
 
+def test_stance_words_weigh_nothing_in_the_answerability_check():
+    """"actually", "just", "ok" say how the asker stands to the question: they are the terms to drop, unless the same
+    stem is asked in another form ("the real price really")."""
+    from ragbench.answer.answerability import stance_terms
+
+    assert stance_terms("And if I actually get called in?") == {"actual"}
+    assert stance_terms("Is it OK to just turn up?") == {"ok", "just"}
+    assert stance_terms("Is the real price really £5?") == set()
+    body = "When called in, a keeper is paid £28 an hour on site."
+    docs = [Document("doc", body, "On call", acl=Acl.make([], [], "Public"))]
+    said = "When called in, a keeper is paid £28 an hour on site [1]."
+    # A word no document contains would weigh nothing as an everyday word: switched off, as when other documents
+    # of the organisation say "actually".
+    base = dict(restricted_gap=0.0, answerability_everyday_zipf=0.0)
+    on = _service(make_store(docs), FixedModel(said), NoCosine(), **base).answer(
+        "How much am I actually paid when called in?", "guest")
+    assert (on.refused, on.decided_by, on.answerability.coverage) == (False, "check:coverage", 1.0)
+    off = _service(make_store(docs), FixedModel(said), NoCosine(), **base, answerability_stance_words=False).answer(
+        "How much am I actually paid when called in?", "guest")
+    assert (off.refused, off.decided_by) == (True, "check:thresholds")
+    # "paid" and "called" in the one document weigh log(2 / 1.5) each; "actually", in none, log(2 / 0.5).
+    present, absent = math.log(2 / 1.5), math.log(2 / 0.5)
+    assert off.answerability.coverage == pytest.approx(2 * present / (2 * present + absent))
+
+
 def test_service_refuses_by_default_a_lettered_grade_no_document_mentions():
     """"grade E" where the price table lists grades A to D is an unknown graded code, like "Level 5": refused under
     the default config, answered with the other grades' rows when the switch is off; "grade D", a cell of the
