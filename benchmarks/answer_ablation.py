@@ -64,6 +64,7 @@ RULES: tuple[Rule, ...] = (
     Rule("vehicle-words", {"answer.answerability_vehicle_words": False}),
     Rule("letter-codes", {"answer.answerability_letter_codes": False}),
     Rule("stance-words", {"answer.answerability_stance_words": False}),
+    Rule("sick-pay-periods", {"answer.answerability_sick_pay_periods": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

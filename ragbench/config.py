@@ -258,6 +258,10 @@ class AnswerConfig:
     # nothing in the answerability check's coverage, like the question's setting: "And if I actually get called in?"
     # asks about being called in (docs/answers.md, session 53).
     answerability_stance_words: bool = True
+    # A question about sick pay ("How much company sick pay do I get after three years?") is answered by a period paid
+    # at full or half pay ("8 weeks' full pay") as well as by an amount: the asked type money becomes a number in the
+    # answerability check (docs/answers.md, session 53).
+    answerability_sick_pay_periods: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

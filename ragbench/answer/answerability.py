@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..llm.answer_types import ANSWER_TYPES, expected_type, has_type, under_headers
+from ..llm.answer_types import ANSWER_TYPES, MONEY, NUMBER, expected_type, has_type, under_headers
 from ..llm.parts import question_parts, split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, coverage, graded_codes, is_number,
                            lettered_codes, salient_terms, stem, term_set, without_exclusions, words)
@@ -350,6 +350,17 @@ _INTEREST_ASKED = re.compile(r"\binterest\s+rates?\b|\brates?\s+of\s+interest\b|
 #: test (:func:`has_type`), the word "percentage" alone and an amount per unit do not count.
 _PERCENTAGE = re.compile(r"(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|half))\s*(?:%|per\s*cent\b"
                          r"|percent\b)", re.I)
+
+
+#: Sick pay by name ("sick pay", "company sick pay", "sickness pay", "sick leave pay"). Maternity, paternity and
+#: adoption pay are not read so: statutory pay for them is stated as money a week.
+_SICK_PAY = re.compile(r"\bsick(?:ness)?(?:\s+leave)?\s+pay\b", re.I)
+
+
+def asks_sick_pay(question: str) -> bool:
+    """Whether ``question`` asks about sick pay ("What company sick pay does an employee with six years' service
+    get?"); "How much paternity pay do we give?" does not."""
+    return _SICK_PAY.search(question) is not None
 
 
 def asks_interest_rate(question: str) -> bool:
@@ -699,7 +710,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_whole_years, cfg.answerability_abroad,
                       cfg.answerability_interest_rates, cfg.answerability_vehicles,
                       cfg.answerability_vehicle_words, cfg.answerability_top_pay,
-                      cfg.answerability_letter_codes, cfg.answerability_stance_words)
+                      cfg.answerability_letter_codes, cfg.answerability_stance_words,
+                      cfg.answerability_sick_pay_periods)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -754,7 +766,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            whole_years: bool = False, check_abroad: bool = False,
            check_interest_rates: bool = False, check_vehicles: bool = False,
            vehicle_words: bool = False, top_pay: bool = False, letter_codes: bool = False,
-           stance_words: bool = False) -> AnswerabilityReport:
+           stance_words: bool = False, sick_pay_periods: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -809,13 +821,18 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     a graded code written with a capital letter or a Roman numeral ("grade E", "Grade IV", :func:`lettered_codes`) is
     one identifier too, known when a readable document or the answer under its headers mentions it. With
     ``stance_words``, a word that says how the asker stands to the question (:data:`STANCE_WORDS`: "actually",
-    "really", "just") weighs nothing in coverage."""
+    "really", "just") weighs nothing in coverage. With ``sick_pay_periods``, a question about sick pay
+    (:func:`asks_sick_pay`) asks for a number, not money: a period at full pay answers it."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
     if not sentences:
         return AnswerabilityReport(0.0, 0.0, None, False, False, "no answer sentences")
     kind = expected_type(question)
+    # Company sick pay is stated as a period at full or half pay ("8 weeks' full pay"): a count answers "How much
+    # company sick pay do I get?" as well as an amount does.
+    if sick_pay_periods and kind == MONEY and asks_sick_pay(question):
+        kind = NUMBER
     # What the type tests read: a table row's cells under their column headers, any other sentence as it is.
     typed_as = [under_headers(s, c) for s, c in kept]
     found = has_type(" ".join(typed_as), kind, question)

@@ -1136,6 +1136,27 @@ def test_stance_words_weigh_nothing_in_the_answerability_check():
     assert off.answerability.coverage == pytest.approx(2 * present / (2 * present + absent))
 
 
+def test_service_answers_sick_pay_by_default_with_a_period_at_full_pay():
+    """Company sick pay is stated as weeks at full pay: "How much company sick pay …?" is answered by the period under
+    the default config, and refused for want of money with the switch off. Paternity pay is not read so."""
+    from ragbench.answer.answerability import asks_sick_pay
+
+    assert [asks_sick_pay(q) for q in ("What sick pay would I get?", "how much sickness pay after a year",
+                                       "Is sick leave pay taxed?", "How much paternity pay do we give?",
+                                       "Who pays when I'm sick?")] == [True, True, True, False, False]
+    body = "Company sick pay after three years' service: 8 weeks at full pay, then 8 weeks at half pay."
+    docs = [Document("doc", body, "Sickness", acl=Acl.make([], [], "Public"))]
+    said = f"{body[:-1]} [1]."
+    question = "How much company sick pay do I get after three years' service?"
+    base = dict(restricted_gap=0.0, answerability_min_coverage=0.0)
+    on = _service(make_store(docs), FixedModel(said), **base).answer(question, "guest")
+    assert (on.refused, on.decided_by, on.answerability.expected_type) == (False, "check:coverage", "number")
+    off = _service(make_store(docs), FixedModel(said), **base, answerability_sick_pay_periods=False).answer(
+        question, "guest")
+    assert (off.refused, off.decided_by, off.answerability.reason) == (
+        True, "check:answer-type", "no money in the answer")
+
+
 def test_service_refuses_by_default_a_lettered_grade_no_document_mentions():
     """"grade E" where the price table lists grades A to D is an unknown graded code, like "Level 5": refused under
     the default config, answered with the other grades' rows when the switch is off; "grade D", a cell of the
