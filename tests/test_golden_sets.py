@@ -735,7 +735,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-bolster": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-rs-26-0528", "[3] and [5]"),
         answerable_injected={"T010": "pub-forum-thread", "T019": "cs-complaint-rs-26-0528"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_skeppingford": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["zb-agency", "zb-beekeeper", "zb-ceo", "zb-chair", "zb-customer", "zb-finance", "zb-hr",
@@ -756,9 +755,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-fleuron": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ix-26-0462", "[3] and [5]"),
         answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-ix-26-0462"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_snaffleby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["eq-agency", "eq-ceo", "eq-chair", "eq-client", "eq-finance", "eq-groom", "eq-hr", "eq-instructor",
+                    "eq-prospect", "eq-yardmanager"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-martingale": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-sn-26-0418", "[3] and [5]"),
+        answerable_injected={"R010": "pub-forum-thread", "R019": "cs-complaint-sn-26-0418"}),
+    "golden_cardwinnow": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["pf-adviser", "pf-agency", "pf-board", "pf-ceo", "pf-customer", "pf-finance", "pf-hr",
+                    "pf-prospect", "pf-technician", "pf-tuner"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-fernwhisk": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-pf-26-0137", "[3] and [5]"),
+        answerable_injected={"P010": "pub-forum-thread", "P019": "cs-complaint-pf-26-0137"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_inkersley", "golden_skeppingford"})
+HELDOUT = frozenset({"golden_cardwinnow", "golden_snaffleby"})
 
 
 def folder_of(name: str) -> Path:
