@@ -939,10 +939,10 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         # So is one written with a letter or a Roman numeral ("grade E" where the price table lists grades A to D);
         # the answer's table rows count under their column headers ("Grade D | …").
         if letter_codes:
-            answer_codes = lettered_codes(" . ".join([evidence_text, *typed_as]))
+            answer_letters = lettered_codes(" . ".join([evidence_text, *typed_as]))
             unknown_ids += [f"{code.split()[0].title()} {code.split()[1].upper()}"
                             for code in sorted(lettered_codes(asking) - lettered_codes(setting))
-                            if df.get(code, 0) == 0 and code not in answer_codes]
+                            if df.get(code, 0) == 0 and code not in answer_letters]
     # Likewise a name or acronym of the question ("Fenwick", "LTIP", "Wi-Fi") that no readable document contains.
     if check_names and df is not None:
         told_names = set(names(setting)) - set(names(asking))
