@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from ..text import STOP_WORDS, fold_accents, tokenize
 from .answer_types import INSTRUCTION_VERBS
+from .answer_types import _cells as table_cells
 from .parts import split_setting
 
 #: Words of a question that carry no topic (beyond :data:`ragbench.text.STOP_WORDS`): auxiliaries, pronouns,
@@ -232,18 +233,20 @@ def graded_codes(text: str) -> set[str]:
 #: Roman numerals up to XII, as grades are written ("Grade IV"), longest first so "III" is not read as "I".
 _ROMANS = ("XII", "XI", "X", "IX", "VIII", "VII", "VI", "V", "IV", "III", "II", "I")
 _LETTER_CODE = r"(?:[A-Z]|" + "|".join(_ROMANS) + r")"
+_LETTER_CELL = re.compile(_LETTER_CODE)
+#: The graded families, and delivery or collection rounds ("Round B"), which are lettered, not numbered.
+_LETTER_FAMILIES = {**_FAMILIES, "round": "round", "rounds": "round"}
 #: A graded code written with a capital letter or a Roman numeral ("Grade IV", "Zone B"), and lists and ranges of
 #: them ("Bands A and B", "Rounds A to C"). The family word may take any case, the code only capitals: "band a" is
 #: no code. "I" before a verb or an apostrophe ("which band I am on", "what grade I'd get") is the asker.
-#: The graded families, and delivery or collection rounds ("Round B"), which are lettered, not numbered.
-_LETTER_FAMILIES = {**_FAMILIES, "round": "round", "rounds": "round"}
 _LETTERED = re.compile(r"\b(?i:(" + "|".join(sorted(_LETTER_FAMILIES, key=len, reverse=True)) + r"))\s+(" + _LETTER_CODE
                        + r")(?![\w'’-])((?:\s*(?:,|and|or|&|to|-|–)\s*" + _LETTER_CODE + r"(?![\w'’-]))*)")
 _LETTERED_NEXT = re.compile(r"(to|-|–)?\s*(" + _LETTER_CODE + r")(?![\w'’-])")
 _PRONOUN_I = re.compile(r"\s*(?:['’]|(?:am|have|had|need|needed|should|will|would|can|could|do|did|was|get|got|"
                         r"must|may|might|want|think|work|joined|started)\b)")
-#: The family word heading a table column whose cells are single codes ("| Grade | … |" over "| A | … |").
-_TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
+#: A Markdown table line, read for a column headed by a family word whose cells are single codes ("| Grade | … |"
+#: over "| A | … |").
+_TABLE_ROW = re.compile(r"^\s*\|.+\|\s*$")
 _TABLE_RULE = re.compile(r"^[\s|:\-–]+$")
 
 
@@ -288,11 +291,10 @@ def lettered_codes(text: str) -> set[str]:
         out |= {f"{family} {code.lower()}" for code in members}
     header: list[str] | None = None
     for line in text.splitlines():
-        row = _TABLE_ROW.match(line)
-        if row is None:
+        if _TABLE_ROW.match(line) is None:
             header = None
             continue
-        cells = [c.strip() for c in row.group(1).split("|")]
+        cells = table_cells(line)
         if header is None:
             header = cells
             continue
@@ -300,7 +302,7 @@ def lettered_codes(text: str) -> set[str]:
             continue
         for head, cell in zip(header, cells):
             column = _LETTER_FAMILIES.get(head.lower())
-            if column is not None and re.fullmatch(_LETTER_CODE, cell):
+            if column is not None and _LETTER_CELL.fullmatch(cell):
                 out.add(f"{column} {cell.lower()}")
     return out
 
