@@ -262,6 +262,11 @@ class AnswerConfig:
     # at full or half pay ("8 weeks' full pay") as well as by an amount: the asked type money becomes a number in the
     # answerability check (docs/answers.md, session 53).
     answerability_sick_pay_periods: bool = True
+    # The words that name the asked kind of value ("price", "fee", "phone number", "rate", "temperature", "time")
+    # weigh nothing in the answerability check's coverage once the answer holds a value of that kind: "What's the
+    # phone number of the swarm line?" is answered by "Swarm line: 01999 408 227". Measured in session 54 and left off:
+    # it lost two refuse-acl questions ("what does the agency charge … for me": "charge" says who pays whom).
+    answerability_type_names: bool = False
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..llm.answer_types import ANSWER_TYPES, MONEY, NUMBER, expected_type, has_type, under_headers
+from ..llm.answer_types import (ANSWER_TYPES, MONEY, NUMBER, PERCENT, PHONE, TEMPERATURE, TIME, expected_type,
+                                has_type, under_headers)
 from ..llm.parts import question_parts, split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, coverage, graded_codes, is_number,
                            lettered_codes, salient_terms, stem, term_set, without_exclusions, words)
@@ -524,6 +525,26 @@ def stance_terms(text: str) -> set[str]:
     return {stem(t) for t in tokens if t in STANCE_WORDS} - {stem(t) for t in tokens if t not in STANCE_WORDS}
 
 
+#: The words that name a kind of value rather than which value is asked: "the phone number of the swarm line" asks
+#: for the swarm line's number, and "01999 408 227" says "phone number" by being one. Measure nouns that say which
+#: figure is asked (salary, revenue, profit, bonus) are not among them.
+TYPE_NAMES: Mapping[str, frozenset[str]] = {
+    MONEY: frozenset("cost costs price prices fee fees charge charges".split()),
+    PERCENT: frozenset("rate rates percentage percent proportion".split()),
+    PHONE: frozenset("phone telephone fax mobile number".split()),
+    TEMPERATURE: frozenset("temperature temperatures".split()),
+    TIME: frozenset("time date".split()),
+    NUMBER: frozenset(["number"]),
+}
+
+
+def type_name_terms(text: str, kind: str | None) -> set[str]:
+    """The stemmed terms of ``text`` that only name the asked ``kind`` of value (:data:`TYPE_NAMES`): "price" of
+    "What's the price of a large box?" when an amount of money is asked."""
+    names_of = TYPE_NAMES.get(kind or "", frozenset())
+    return {stem(t) for t in words(text, stopwords=True) if t in names_of}
+
+
 def content_words(text: str) -> dict[str, str]:
     """Stemmed term → its first surface word, for the content words of ``text``."""
     out: dict[str, str] = {}
@@ -711,7 +732,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_interest_rates, cfg.answerability_vehicles,
                       cfg.answerability_vehicle_words, cfg.answerability_top_pay,
                       cfg.answerability_letter_codes, cfg.answerability_stance_words,
-                      cfg.answerability_sick_pay_periods)
+                      cfg.answerability_sick_pay_periods, cfg.answerability_type_names)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -766,7 +787,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            whole_years: bool = False, check_abroad: bool = False,
            check_interest_rates: bool = False, check_vehicles: bool = False,
            vehicle_words: bool = False, top_pay: bool = False, letter_codes: bool = False,
-           stance_words: bool = False, sick_pay_periods: bool = False) -> AnswerabilityReport:
+           stance_words: bool = False, sick_pay_periods: bool = False,
+           type_names: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -822,7 +844,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     one identifier too, known when a readable document or the answer under its headers mentions it. With
     ``stance_words``, a word that says how the asker stands to the question (:data:`STANCE_WORDS`: "actually",
     "really", "just") weighs nothing in coverage. With ``sick_pay_periods``, a question about sick pay
-    (:func:`asks_sick_pay`) asks for a number, not money: a period at full pay answers it."""
+    (:func:`asks_sick_pay`) asks for a number, not money: a period at full pay answers it. With ``type_names``, the
+    words that name the asked kind of value (:data:`TYPE_NAMES`: "price", "phone number") weigh nothing in coverage
+    once the answer holds a value of that kind."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -870,6 +894,10 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # "And if I actually get called in?" asks about being called in: "actually" says how the asker stands to it.
     if stance_words:
         plain |= stance_terms(query)
+    # "What's the phone number of the swarm line?" asks for the swarm line's number: a number in the answer says
+    # "phone number" by being one, so only "swarm line" is left to cover.
+    if type_names and found:
+        plain |= type_name_terms(query, kind)
 
     def weight(t: str) -> float:
         return 0.0 if t in skipped or t in plain else weights(t) * (1.0 if t in own else 0.5)

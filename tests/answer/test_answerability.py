@@ -1194,3 +1194,26 @@ def test_service_answers_by_default_a_word_its_documents_say_another_way(body, q
     off = _service(make_store(docs), FixedModel(said), **base, **{switch: False}).answer(question, "guest")
     assert (off.refused, off.decided_by, off.answerability.reason) == (
         True, "check:rare-word", f"asks about the rare word {word}, which no readable document contains")
+
+
+def test_type_names_weigh_nothing_once_the_type_is_found_when_switched_on():
+    """Measured in session 54 and left off (it lost two refuse-acl questions): with ``answerability_type_names`` the
+    words naming the asked kind of value ("phone number") weigh nothing once the answer holds such a value."""
+    from ragbench.answer.answerability import type_name_terms
+
+    assert type_name_terms("What's the phone number of the swarm line?", "phone") == {"phon", "number"}
+    assert type_name_terms("What's the price of a large box?", "money") == {"pric"}
+    assert type_name_terms("What's the price of a large box?", None) == set()
+    assert type_name_terms("What's the salary for a driver?", "money") == set()
+    body = "Swarm line: 01999 408 227, every day from 1 April."
+    docs = [Document("doc", body, "Swarms", acl=Acl.make([], [], "Public"))]
+    said = f"{body[:-1]} [1]."
+    q = "What's the phone number of the swarm line?"
+    base = dict(restricted_gap=0.0, answerability_min_similarity=1.0, answerability_everyday_zipf=0.0)
+    # "phone" and "number", in no document, outweigh "swarm line": not even the sentence holding the number covers the
+    # question enough to count as on its topic.
+    off = _service(make_store(docs), FixedModel(said), NoCosine(), **base).answer(q, "guest")
+    assert (off.refused, off.decided_by) == (True, "check:type-off-topic")
+    on = _service(make_store(docs), FixedModel(said), NoCosine(), **base, answerability_type_names=True).answer(
+        q, "guest")
+    assert (on.refused, on.decided_by, on.answerability.coverage) == (False, "check:coverage", 1.0)
