@@ -65,6 +65,7 @@ RULES: tuple[Rule, ...] = (
     Rule("letter-codes", {"answer.answerability_letter_codes": False}),
     Rule("stance-words", {"answer.answerability_stance_words": False}),
     Rule("sick-pay-periods", {"answer.answerability_sick_pay_periods": False}),
+    Rule("relations", {"answer.answerability_relations": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

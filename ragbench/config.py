@@ -267,6 +267,10 @@ class AnswerConfig:
     # phone number of the swarm line?" is answered by "Swarm line: 01999 408 227". Measured in session 54 and left off:
     # it lost two refuse-acl questions ("what does the agency charge … for me": "charge" says who pays whom).
     answerability_type_names: bool = False
+    # A family relation the question asks about ("bereavement leave for a cousin") that the quoted answer sentences
+    # leave out of their own list of relations (rows for parents, grandparents, aunts and uncles, and no row for any
+    # other relative) is unanswered (docs/answers.md, session 54).
+    answerability_relations: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

@@ -41,7 +41,7 @@ from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS
 from .frequency import zipf
-from .kinship import ADDRESS_FORMS, same_relation_in
+from .kinship import ADDRESS_FORMS, same_relation_in, unlisted_relations
 from .synonyms import rare_synonym_stems
 
 if TYPE_CHECKING:
@@ -632,7 +632,7 @@ def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
                            PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
-                           ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE))
+                           ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE, UNLISTED_RELATION))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -649,6 +649,7 @@ UNSTATED_LABEL = "asks about the financial year "
 ABROAD_UNSAID = "asks about abroad"
 INTEREST_UNSTATED = "asks for an interest rate"
 UNNAMED_VEHICLE = "asks about the vehicle "
+UNLISTED_RELATION = "asks about the relation "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
 
@@ -661,6 +662,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
     (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
     (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"), (UNNAMED_VEHICLE, "vehicle"),
+    (UNLISTED_RELATION, "relation"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -732,7 +734,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_interest_rates, cfg.answerability_vehicles,
                       cfg.answerability_vehicle_words, cfg.answerability_top_pay,
                       cfg.answerability_letter_codes, cfg.answerability_stance_words,
-                      cfg.answerability_sick_pay_periods, cfg.answerability_type_names)
+                      cfg.answerability_sick_pay_periods, cfg.answerability_type_names,
+                      cfg.answerability_relations)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -788,7 +791,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_interest_rates: bool = False, check_vehicles: bool = False,
            vehicle_words: bool = False, top_pay: bool = False, letter_codes: bool = False,
            stance_words: bool = False, sick_pay_periods: bool = False,
-           type_names: bool = False) -> AnswerabilityReport:
+           type_names: bool = False, check_relations: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -846,7 +849,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     "really", "just") weighs nothing in coverage. With ``sick_pay_periods``, a question about sick pay
     (:func:`asks_sick_pay`) asks for a number, not money: a period at full pay answers it. With ``type_names``, the
     words that name the asked kind of value (:data:`TYPE_NAMES`: "price", "phone number") weigh nothing in coverage
-    once the answer holds a value of that kind."""
+    once the answer holds a value of that kind. With ``check_relations``, a family relation the question asks about
+    that the quoted sentences, under their headers, leave out of their own list of relations
+    (:func:`~ragbench.answer.kinship.unlisted_relations`: a cousin, the rows naming parents and aunts) is unanswered."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1092,6 +1097,13 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         if unnamed:
             return AnswerabilityReport(cov, sim, kind, found, False, UNNAMED_VEHICLE + ", ".join(unnamed)
                                        + ", which the answer never names", **signals)
+    # "How much bereavement leave do I get for a cousin?" asks about one relation; rows for parents, grandparents,
+    # aunts and uncles answer others. Only the quoted sentences count, as for vehicles.
+    if check_relations:
+        unlisted = unlisted_relations(asking, " . ".join(typed_as))
+        if unlisted:
+            return AnswerabilityReport(cov, sim, kind, found, False, UNLISTED_RELATION + ", ".join(unlisted)
+                                       + ", which the answer's relations leave out", **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.
     if check_band_tops and asks_band_top(asking, top_pay) and not any(states_range(t) for t in typed_as):

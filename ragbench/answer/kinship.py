@@ -9,6 +9,7 @@ relation. The list also gives the capitalised forms of address ("Mum", "Grandad"
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ..llm.signals import stem
@@ -55,3 +56,37 @@ def same_relation_in(word: str, candidates: Iterable[str]) -> bool:
     """Does one of ``candidates`` name the family relation ``word`` names ("grandparent" for "grandad")?"""
     r = relation(word)
     return r is not None and any(relation(c) == r for c in candidates)
+
+
+#: Relations a leave table lists beside the kinship classes, for telling one relation from another only: a cousin is
+#: no aunt, and a niece no grandchild (the coverage match above keeps to its own classes).
+_LISTED_RELATIONS: tuple[str, ...] = (*_RELATIONS, "cousin cousins", "niece nieces nephew nephews")
+_LISTED_OF: dict[str, int] = {}
+for _i, _line in enumerate(_LISTED_RELATIONS):
+    for _w in _line.split():
+        _LISTED_OF[_w] = _i
+        _LISTED_OF.setdefault(stem(_w), _i)
+_KIN_WORD = re.compile(r"[A-Za-z]+")
+#: A row for everyone else ("Any other relative", "other family members", "anyone else"): it answers any relation.
+_ANY_RELATION = re.compile(r"\b(?:any\s+other|other|another|wider|extended)\s+(?:close\s+)?(?:relatives?|family"
+                           r"(?:\s+members?)?|relations?|person|people|dependants?)\b|\banyone\s+else\b", re.IGNORECASE)
+
+
+def relations_named(text: str) -> dict[int, str]:
+    """The family relations ``text`` names (kinship classes, cousins, nieces and nephews): relation → first word."""
+    out: dict[int, str] = {}
+    for w in _KIN_WORD.findall(text):
+        r = _LISTED_OF.get(w.lower(), _LISTED_OF.get(stem(w.lower())))
+        if r is not None:
+            out.setdefault(r, w)
+    return out
+
+
+def unlisted_relations(asked: str, answer: str) -> list[str]:
+    """The relations ``asked`` names that ``answer`` leaves out of its own list of relations: ``["cousin"]`` for
+    "bereavement leave for a cousin" answered with the rows for parents, grandparents, aunts and uncles. None
+    unless the answer names at least two other relations and has no row for everyone else ("any other relative")."""
+    named = relations_named(answer)
+    if len(named) < 2 or _ANY_RELATION.search(answer):
+        return []
+    return [w for r, w in relations_named(asked).items() if r not in named]

@@ -1101,11 +1101,14 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
      dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0)),
     ("Room leader: from £14.60 an hour, 40 hours a week.", "Careers",
      "What's the most a room leader can earn per hour?", "band-top", "answerability_top_pay", {}),
+    ("Bereavement leave for a parent or a sibling: 5 days. For a grandparent, an aunt or an uncle: 2 days.", "Leave",
+     "How much bereavement leave do I get for a cousin?", "relation", "answerability_relations",
+     dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0)),
 ])
 def test_service_refuses_by_default_what_answers_another_question(body, title, question, rule, switch, cfg):
     """A band's start for its top (asked as such or as the most a role can earn), an amount a month for an interest
-    rate, the car rows for a van: each refused by its rule under the default config, answered with the rule switched
-    off."""
+    rate, the car rows for a van, the rows for parents and aunts for a cousin: each refused by its rule under the
+    default config, answered with the rule switched off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)
@@ -1194,6 +1197,35 @@ def test_service_answers_by_default_a_word_its_documents_say_another_way(body, q
     off = _service(make_store(docs), FixedModel(said), **base, **{switch: False}).answer(question, "guest")
     assert (off.refused, off.decided_by, off.answerability.reason) == (
         True, "check:rare-word", f"asks about the rare word {word}, which no readable document contains")
+
+
+def test_a_relation_the_answers_list_of_relations_leaves_out():
+    """Brackenhythe P067's shape (session 54): bereavement leave "for a cousin" answered with the rows for parents,
+    grandparents, aunts and uncles. A row for everyone else ("Any other relative") answers any relation, and one
+    relation named by the answer is no list."""
+    from ragbench.answer.answerability import rule_of
+    from ragbench.answer.kinship import relations_named, unlisted_relations
+
+    rows = ["Parent or step-parent | 5 days |.", "Grandparent or grandchild | 2 days |.",
+            "Aunt, uncle, niece or nephew | 1 day |."]
+    w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " bereavement leave cousin"])
+    q = "How much bereavement leave do I get for a cousin?"
+    r = assess(q, q, rows, ["Leave"], w, None, 0.0, 0.0, sentence_contexts=["| Relation | Leave |"] * 3,
+               check_relations=True)
+    assert (r.answerable, r.reason) == (False, "asks about the relation cousin, which the answer's relations leave out")
+    assert rule_of(r.reason) == "relation"
+    assert assess(q, q, rows, ["Leave"], w, None, 0.0, 0.0).answerable  # the switch off: as before
+    nan = "How much bereavement leave do I get for my nan?"  # a grandparent by another word
+    assert assess(nan, nan, rows, ["Leave"], w, None, 0.0, 0.0, check_relations=True).answerable
+    assert assess(q, q, [*rows, "Any other relative | 1 day |."], ["Leave"], w, None, 0.0, 0.0,
+                  check_relations=True).answerable
+    assert unlisted_relations(q, "Children under 5 travel free; parents pay £2.") == ["cousin"]
+    assert unlisted_relations(q, "Children under 5 travel free.") == []
+    assert unlisted_relations("My cousin died. What's the mileage rate?", "Car | 45p |.") == []
+    assert unlisted_relations("leave for my niece or my nephew", "Aunt or uncle | 1 day |. Parent | 5 days |.") == [
+        "niece"]
+    assert relations_named("Your mum, dad, wife or husband; grandad; a cousin.") == {
+        1: "mum", 2: "wife", 0: "grandad", 7: "cousin"}
 
 
 def test_type_names_weigh_nothing_once_the_type_is_found_when_switched_on():
