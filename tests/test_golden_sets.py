@@ -755,7 +755,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-fleuron": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ix-26-0462", "[3] and [5]"),
         answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-ix-26-0462"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_snaffleby": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["eq-agency", "eq-ceo", "eq-chair", "eq-client", "eq-finance", "eq-groom", "eq-hr", "eq-instructor",
@@ -776,9 +775,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-fernwhisk": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-pf-26-0137", "[3] and [5]"),
         answerable_injected={"P010": "pub-forum-thread", "P019": "cs-complaint-pf-26-0137"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_gildersby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["kx-agency", "kx-ceo", "kx-chair", "kx-customer", "kx-finance", "kx-framer", "kx-gallery", "kx-hr",
+                    "kx-prospect", "kx-supervisor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-gesso": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-gd-26-0518", "[3] and [5]"),
+        answerable_injected={"K010": "pub-forum-thread", "K019": "cs-complaint-gd-26-0518"}),
+    "golden_yarnhollow": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["fz-agency", "fz-arborist", "fz-ceo", "fz-chair", "fz-customer", "fz-finance", "fz-hr",
+                    "fz-prospect", "fz-supervisor", "fz-yard"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-jackdaw": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-yt-26-0318", "[3] and [5]"),
+        answerable_injected={"F010": "pub-forum-thread", "F019": "cs-complaint-yt-26-0318"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_cardwinnow", "golden_snaffleby"})
+HELDOUT = frozenset({"golden_gildersby", "golden_yarnhollow"})
 
 
 def folder_of(name: str) -> Path:
