@@ -268,6 +268,8 @@ _MONEY = re.compile(r"[£$€]\s?\d[\d,]*(?:\.\d+)?")
 #: An amount with an upper bound: "up to £800", "to £31,800", "£27,500–£31,800", "maximum £15.70".
 _UPPER_BOUND = re.compile(r"\b(?:up\s+to|maximum|max|top|at\s+most|rising\s+to|to)\s+[£$€]\s?\d"
                           r"|[£$€]\s?\d[\d,.]*\s*(?:-|–|to)\s*[£$€]?\s?\d", re.I)
+#: A range written out: "between £24,000 and £28,000".
+_BETWEEN = re.compile(r"\bbetween\s+[£$€]\s?\d[\d,.]*\s+and\s+[£$€]?\s?\d", re.I)
 
 
 #: A month asked about with its year, as a point ("in March 2025", "at 30 June 2026", "the June 2026 board meeting"),
@@ -431,10 +433,16 @@ def asks_band_top(question: str, top_pay: bool = False) -> bool:
     return _BAND_TOP.search(question) is not None or (top_pay and _TOP_PAY.search(question) is not None)
 
 
-def states_range(text: str) -> bool:
+def states_range(text: str, forms: bool = False) -> bool:
     """Whether ``text`` states a range of money: two amounts ("£27,500 | £31,800"), or one with an upper bound ("up to
-    £800", "£12.90 to £13.85"); "from £27,500 a year" or one rate does not."""
-    return len(_MONEY.findall(text)) >= 2 or _UPPER_BOUND.search(text) is not None
+    £800", "£12.90 to £13.85"); "from £27,500 a year" or one rate does not. With ``forms``, two amounts count only in a
+    table row (a band's start and top columns); running text needs a range's form ("£12.90 to £13.85", "between £X and
+    £Y"): "a surcharge of £25 on Saturday and £40 on Sunday" states two prices, not a band."""
+    if _UPPER_BOUND.search(text) is not None:
+        return True
+    if forms and "|" not in text:
+        return _BETWEEN.search(text) is not None
+    return len(_MONEY.findall(text)) >= 2
 
 
 def asks_closure_date(question: str) -> bool:
@@ -735,7 +743,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_vehicle_words, cfg.answerability_top_pay,
                       cfg.answerability_letter_codes, cfg.answerability_stance_words,
                       cfg.answerability_sick_pay_periods, cfg.answerability_type_names,
-                      cfg.answerability_relations)
+                      cfg.answerability_relations, cfg.answerability_range_forms)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -791,7 +799,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_interest_rates: bool = False, check_vehicles: bool = False,
            vehicle_words: bool = False, top_pay: bool = False, letter_codes: bool = False,
            stance_words: bool = False, sick_pay_periods: bool = False,
-           type_names: bool = False, check_relations: bool = False) -> AnswerabilityReport:
+           type_names: bool = False, check_relations: bool = False,
+           range_forms: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -851,7 +860,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     words that name the asked kind of value (:data:`TYPE_NAMES`: "price", "phone number") weigh nothing in coverage
     once the answer holds a value of that kind. With ``check_relations``, a family relation the question asks about
     that the quoted sentences, under their headers, leave out of their own list of relations
-    (:func:`~ragbench.answer.kinship.unlisted_relations`: a cousin, the rows naming parents and aunts) is unanswered."""
+    (:func:`~ragbench.answer.kinship.unlisted_relations`: a cousin, the rows naming parents and aunts) is unanswered.
+    With ``range_forms``, the band-top rule counts two amounts as a range only in a table row (:func:`states_range`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1106,7 +1116,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                        + ", which the answer's relations leave out", **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.
-    if check_band_tops and asks_band_top(asking, top_pay) and not any(states_range(t) for t in typed_as):
+    if check_band_tops and asks_band_top(asking, top_pay) and not any(states_range(t, range_forms) for t in typed_as):
         return AnswerabilityReport(cov, sim, kind, found, False, BAND_TOP_UNSTATED + ", which the answer never states",
                                    **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):

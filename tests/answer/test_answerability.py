@@ -1249,3 +1249,24 @@ def test_type_names_weigh_nothing_once_the_type_is_found_when_switched_on():
     on = _service(make_store(docs), FixedModel(said), NoCosine(), **base, answerability_type_names=True).answer(
         q, "guest")
     assert (on.refused, on.decided_by, on.answerability.coverage) == (False, "check:coverage", 1.0)
+
+
+def test_two_amounts_are_a_range_only_in_a_table_row_with_range_forms():
+    """Cardwinnow P049's shape (session 54): "a surcharge of £25 … and £40 …" is two prices, not a band; a table row's
+    start and top columns are; a range's own form counts anywhere."""
+    from ragbench.answer.answerability import states_range
+
+    texts = ["We add a surcharge of £25 on Saturday and £40 on Sunday.", "Band T1 | Start £24,600 | Top £28,900",
+             "Tuners earn between £24,000 and £28,000.", "Tuners earn £24,000 to £28,000.", "From £27,500 a year."]
+    assert [states_range(t) for t in texts] == [True, True, True, True, False]
+    assert [states_range(t, forms=True) for t in texts] == [False, True, True, True, False]
+    body = "Piano tuner: from £27,500 a year. We add a surcharge of £25 on a Saturday visit and £40 on a Sunday visit."
+    docs = [Document("doc", body, "Careers", acl=Acl.make([], [], "Public"))]
+    said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
+    q = "What is the top of the pay band for a piano tuner?"
+    base = dict(restricted_gap=0.0, answerability_min_coverage=0.0)
+    off = _service(make_store(docs), FixedModel(said), **base).answer(q, "guest")
+    assert (off.refused, off.decided_by) == (False, "check:coverage")  # the default until its blind test
+    on = _service(make_store(docs), FixedModel(said), **base, answerability_range_forms=True).answer(q, "guest")
+    assert (on.refused, on.decided_by, on.answerability.reason) == (
+        True, "check:band-top", "asks for the top of a band, which the answer never states")
