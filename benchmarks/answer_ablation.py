@@ -66,6 +66,7 @@ RULES: tuple[Rule, ...] = (
     Rule("stance-words", {"answer.answerability_stance_words": False}),
     Rule("sick-pay-periods", {"answer.answerability_sick_pay_periods": False}),
     Rule("relations", {"answer.answerability_relations": False}),
+    Rule("range-forms", {"answer.answerability_range_forms": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

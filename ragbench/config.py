@@ -273,9 +273,8 @@ class AnswerConfig:
     answerability_relations: bool = True
     # The band-top rule (answerability_band_tops) counts two amounts as a range only in a table row (a band's start and
     # top columns); running text needs a range's form ("£12.90 to £13.85", "between £X and £Y"): "a surcharge of £25 on
-    # Saturday and £40 on Sunday" is no band (docs/answers.md, session 54). Passed its pool bar in session 54 (+1, none
-    # lost); off until its blind run on the unscored held-out sets (data/heldout/README.md).
-    answerability_range_forms: bool = False
+    # Saturday and £40 on Sunday" is no band (docs/answers.md, session 54).
+    answerability_range_forms: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

@@ -1101,14 +1101,16 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
      dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0)),
     ("Room leader: from £14.60 an hour, 40 hours a week.", "Careers",
      "What's the most a room leader can earn per hour?", "band-top", "answerability_top_pay", {}),
+    ("Piano tuner: from £27,500 a year. We add a surcharge of £25 on a Saturday visit and £40 on a Sunday visit.",
+     "Careers", "What is the top of the pay band for a piano tuner?", "band-top", "answerability_range_forms", {}),
     ("Bereavement leave for a parent or a sibling: 5 days. For a grandparent, an aunt or an uncle: 2 days.", "Leave",
      "How much bereavement leave do I get for a cousin?", "relation", "answerability_relations",
      dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0)),
 ])
 def test_service_refuses_by_default_what_answers_another_question(body, title, question, rule, switch, cfg):
     """A band's start for its top (asked as such or as the most a role can earn), an amount a month for an interest
-    rate, the car rows for a van, the rows for parents and aunts for a cousin: each refused by its rule under the
-    default config, answered with the rule switched off."""
+    rate, the car rows for a van, the rows for parents and aunts for a cousin, two surcharges in running text for a
+    band's top: each refused by its rule under the default config, answered with the rule switched off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)
@@ -1260,13 +1262,3 @@ def test_two_amounts_are_a_range_only_in_a_table_row_with_range_forms():
              "Tuners earn between £24,000 and £28,000.", "Tuners earn £24,000 to £28,000.", "From £27,500 a year."]
     assert [states_range(t) for t in texts] == [True, True, True, True, False]
     assert [states_range(t, forms=True) for t in texts] == [False, True, True, True, False]
-    body = "Piano tuner: from £27,500 a year. We add a surcharge of £25 on a Saturday visit and £40 on a Sunday visit."
-    docs = [Document("doc", body, "Careers", acl=Acl.make([], [], "Public"))]
-    said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
-    q = "What is the top of the pay band for a piano tuner?"
-    base = dict(restricted_gap=0.0, answerability_min_coverage=0.0)
-    off = _service(make_store(docs), FixedModel(said), **base).answer(q, "guest")
-    assert (off.refused, off.decided_by) == (False, "check:coverage")  # the default until its blind test
-    on = _service(make_store(docs), FixedModel(said), **base, answerability_range_forms=True).answer(q, "guest")
-    assert (on.refused, on.decided_by, on.answerability.reason) == (
-        True, "check:band-top", "asks for the top of a band, which the answer never states")
