@@ -775,7 +775,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-fernwhisk": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-pf-26-0137", "[3] and [5]"),
         answerable_injected={"P010": "pub-forum-thread", "P019": "cs-complaint-pf-26-0137"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_gildersby": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["kx-agency", "kx-ceo", "kx-chair", "kx-customer", "kx-finance", "kx-framer", "kx-gallery", "kx-hr",
@@ -796,9 +795,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-jackdaw": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-yt-26-0318", "[3] and [5]"),
         answerable_injected={"F010": "pub-forum-thread", "F019": "cs-complaint-yt-26-0318"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_kindlemere": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["gz-agency", "gz-ceo", "gz-chair", "gz-customer", "gz-finance", "gz-hr", "gz-installer",
+                    "gz-prospect", "gz-showroom", "gz-sweep"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-brazier": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-gz-26-0794", "[3] and [5]"),
+        answerable_injected={"M010": "pub-forum-thread", "M019": "cs-complaint-gz-26-0794"}),
+    "golden_tamsley": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["qw-agency", "qw-ceo", "qw-chair", "qw-customer", "qw-finance", "qw-hr", "qw-manager",
+                    "qw-prospect", "qw-seamstress", "qw-stylist"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-selvedge": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-qw-26-0412", "[3] and [5]"),
+        answerable_injected={"S010": "pub-forum-thread", "S019": "cs-complaint-qw-26-0412"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_gildersby", "golden_yarnhollow"})
+HELDOUT = frozenset({"golden_kindlemere", "golden_tamsley"})
 
 
 def folder_of(name: str) -> Path:
