@@ -32,18 +32,30 @@ _RELATIONS: tuple[str, ...] = (
     "sibling siblings brother brothers sister sisters",
     "aunt aunts auntie aunty uncle uncles",
 )
-_RELATION_OF: dict[str, int] = {}
-for _i, _line in enumerate(_RELATIONS):
-    for _w in _line.split():
-        _RELATION_OF[_w] = _i
-        _RELATION_OF.setdefault(stem(_w), _i)
+
+
+def _index(lines: tuple[str, ...]) -> dict[str, int]:
+    """Word and stem → the index of the line (the relation) that lists it."""
+    out: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        for w in line.split():
+            out[w] = i
+            out.setdefault(stem(w), i)
+    return out
+
+
+def _lookup(index: dict[str, int], word: str) -> int | None:
+    w = word.lower()
+    return index.get(w, index.get(stem(w)))
+
+
+_RELATION_OF = _index(_RELATIONS)
 _STEMS: tuple[frozenset[str], ...] = tuple(frozenset(stem(w) for w in line.split()) for line in _RELATIONS)
 
 
 def relation(word: str) -> int | None:
     """The family relation ``word`` names (an index into the relations), or ``None`` for a word outside them."""
-    w = word.lower()
-    return _RELATION_OF.get(w, _RELATION_OF.get(stem(w)))
+    return _lookup(_RELATION_OF, word)
 
 
 def relation_stems(word: str) -> frozenset[str]:
@@ -61,11 +73,7 @@ def same_relation_in(word: str, candidates: Iterable[str]) -> bool:
 #: Relations a leave table lists beside the kinship classes, for telling one relation from another only: a cousin is
 #: no aunt, and a niece no grandchild (the coverage match above keeps to its own classes).
 _LISTED_RELATIONS: tuple[str, ...] = (*_RELATIONS, "cousin cousins", "niece nieces nephew nephews")
-_LISTED_OF: dict[str, int] = {}
-for _i, _line in enumerate(_LISTED_RELATIONS):
-    for _w in _line.split():
-        _LISTED_OF[_w] = _i
-        _LISTED_OF.setdefault(stem(_w), _i)
+_LISTED_OF = _index(_LISTED_RELATIONS)
 _KIN_WORD = re.compile(r"[A-Za-z]+")
 #: A row for everyone else ("Any other relative", "other family members", "anyone else"): it answers any relation.
 _ANY_RELATION = re.compile(r"\b(?:any\s+other|other|another|wider|extended)\s+(?:close\s+)?(?:relatives?|family"
@@ -76,7 +84,7 @@ def relations_named(text: str) -> dict[int, str]:
     """The family relations ``text`` names (kinship classes, cousins, nieces and nephews): relation → first word."""
     out: dict[int, str] = {}
     for w in _KIN_WORD.findall(text):
-        r = _LISTED_OF.get(w.lower(), _LISTED_OF.get(stem(w.lower())))
+        r = _lookup(_LISTED_OF, w)
         if r is not None:
             out.setdefault(r, w)
     return out
