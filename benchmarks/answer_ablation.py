@@ -67,6 +67,7 @@ RULES: tuple[Rule, ...] = (
     Rule("sick-pay-periods", {"answer.answerability_sick_pay_periods": False}),
     Rule("relations", {"answer.answerability_relations": False}),
     Rule("range-forms", {"answer.answerability_range_forms": False}),
+    Rule("closure-years", {"answer.answerability_closure_years": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

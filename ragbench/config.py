@@ -275,6 +275,10 @@ class AnswerConfig:
     # top columns); running text needs a range's form ("£12.90 to £13.85", "between £X and £Y"): "a surcharge of £25 on
     # Saturday and £40 on Sunday" is no band (docs/answers.md, session 54).
     answerability_range_forms: bool = True
+    # The closure rule (answerability_closure_dates) reads the date from the answer's own sentences, not their titles or
+    # headings ("price list 2026-27"), and only a date naming its year dates a closure to come: a day and month alone
+    # recur every year ("closed from 24 December to 2 January") (docs/answers.md, session 55).
+    answerability_closure_years: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

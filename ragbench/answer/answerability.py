@@ -457,6 +457,15 @@ def states_calendar_date(text: str) -> bool:
     return _CALENDAR_DATE.search(text) is not None or bool(years(text))
 
 
+_SLASH_DATE = re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b")
+
+
+def states_closure_date(text: str) -> bool:
+    """Whether ``text`` dates a closure to come: a date naming its year ("27 March 2027", "in 2027", "31/03/27").
+    A day and month alone recur every year ("closed 25 and 26 December", "from 24 December to 2 January")."""
+    return bool(years(text)) or _SLASH_DATE.search(text) is not None
+
+
 _SUBJECT_WORDS = frozenset("i we you they he she it to self".split())
 
 
@@ -743,7 +752,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_vehicle_words, cfg.answerability_top_pay,
                       cfg.answerability_letter_codes, cfg.answerability_stance_words,
                       cfg.answerability_sick_pay_periods, cfg.answerability_type_names,
-                      cfg.answerability_relations, cfg.answerability_range_forms)
+                      cfg.answerability_relations, cfg.answerability_range_forms,
+                      cfg.answerability_closure_years)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -800,7 +810,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            vehicle_words: bool = False, top_pay: bool = False, letter_codes: bool = False,
            stance_words: bool = False, sick_pay_periods: bool = False,
            type_names: bool = False, check_relations: bool = False,
-           range_forms: bool = False) -> AnswerabilityReport:
+           range_forms: bool = False, closure_years: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -861,7 +871,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     once the answer holds a value of that kind. With ``check_relations``, a family relation the question asks about
     that the quoted sentences, under their headers, leave out of their own list of relations
     (:func:`~ragbench.answer.kinship.unlisted_relations`: a cousin, the rows naming parents and aunts) is unanswered.
-    With ``range_forms``, the band-top rule counts two amounts as a range only in a table row (:func:`states_range`)."""
+    With ``range_forms``, the band-top rule counts two amounts as a range only in a table row (:func:`states_range`).
+    With ``closure_years``, the closure rule reads the date from the answer's own sentences only, and only a date
+    naming its year dates a closure to come (:func:`states_closure_date`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1063,7 +1075,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                        **signals)
     # "When is the Dowerby shop closing down?" asks for a day on the calendar; the shop's opening hours ("Mon to Sat
     # 7:30am to 5pm; closed Sunday") carry the time type and the word "closed", and answer another question.
-    if check_closures and asks_closure_date(question) and not states_calendar_date(dated_text):
+    # A title's "price list 2026-27" dates no closure, and "closed from 24 December to 2 January" is the yearly one.
+    closure_dated = states_closure_date(" . ".join(sentences)) if closure_years else states_calendar_date(dated_text)
+    if check_closures and asks_closure_date(question) and not closure_dated:
         return AnswerabilityReport(cov, sim, kind, found, False, CLOSURE_UNDATED + ", which the answer never states",
                                    **signals)
     # "What was total revenue for the full year to March 2026?" asks for that period's figure; a table of the six

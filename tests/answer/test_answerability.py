@@ -840,6 +840,30 @@ def test_a_closure_to_come_asked_when_needs_a_date_on_the_calendar():
     )] == [True, True, True, True, True, False, False]
 
 
+def test_a_closure_to_come_is_dated_by_the_answers_own_sentences_naming_a_year():
+    """Yarrowcombe E049 and gildersby K049's shapes (session 55): "When is the Tessingham practice closing?" answered
+    with an hours row whose title says "price list 2026-27", or with the Christmas closure "from 24 December to 2
+    January". With closure_years a title dates no closure, and a day and month alone recur every year."""
+    from ragbench.answer.answerability import rule_of, states_closure_date
+
+    hours = ["Tessingham shop | 9:30am to 5pm (closed Mondays) |."]
+    yearly = ["We close on bank holidays and from 24 December to 2 January."]
+    w = TermWeights.from_texts([OFFICE, PETS, hours[0] + " " + yearly[0] + " Price list 2026-27."])
+    q = "When is the Tessingham shop closing?"
+    for said, title in ((hours, "Price list 2026-27"), (yearly, "Visiting our shops")):
+        old = assess(q, q, said, [title], w, None, 0.0, 0.0, check_closures=True)
+        new = assess(q, q, said, [title], w, None, 0.0, 0.0, check_closures=True, closure_years=True)
+        assert (old.answerable, new.answerable) == (True, False)
+        assert (new.reason, rule_of(new.reason)) == ("asks for the date of a closure, which the answer never states",
+                                                     "closure-date")
+    dated = ["The Tessingham shop closes on 27 March 2027."]
+    assert assess(q, q, dated, ["Board paper"], w, None, 0.0, 0.0, check_closures=True, closure_years=True).answerable
+    assert [states_closure_date(t) for t in (
+        "closes on 30 September 2026", "by March 2027", "in 2027", "30/09/26", "Sept 30th", "closed 25 and 26 December",
+        "from 24 December to 2 January", "Monday to Friday 08:30 to 18:30, closed at weekends")] == [
+        True, True, True, True, False, False, False, False]
+
+
 def test_service_refuses_opening_hours_for_a_closure_to_come_by_default():
     shops = [Document("shops", "Dowerby shop, 2 Sheafgate Parade: Mon to Sat 7:30am to 5pm; closed Sunday.",
                       "Our shops", acl=Acl.make([], [], "Public"))]
@@ -1103,6 +1127,8 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
      "What's the most a room leader can earn per hour?", "band-top", "answerability_top_pay", {}),
     ("Piano tuner: from £27,500 a year. We add a surcharge of £25 on a Saturday visit and £40 on a Sunday visit.",
      "Careers", "What is the top of the pay band for a piano tuner?", "band-top", "answerability_range_forms", {}),
+    ("Tessingham shop: 9:30am to 5pm, closed Mondays. We close from 24 December to 2 January.", "Price list 2026-27",
+     "When is the Tessingham shop closing?", "closure-date", "answerability_closure_years", {}),
     ("Bereavement leave for a parent or a sibling: 5 days. For a grandparent, an aunt or an uncle: 2 days.", "Leave",
      "How much bereavement leave do I get for a cousin?", "relation", "answerability_relations",
      dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0)),
@@ -1110,7 +1136,8 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
 def test_service_refuses_by_default_what_answers_another_question(body, title, question, rule, switch, cfg):
     """A band's start for its top (asked as such or as the most a role can earn), an amount a month for an interest
     rate, the car rows for a van, the rows for parents and aunts for a cousin, two surcharges in running text for a
-    band's top: each refused by its rule under the default config, answered with the rule switched off."""
+    band's top, an hours row under a dated title and a yearly closure for a closure to come: each refused by its rule
+    under the default config, answered with the rule switched off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)
