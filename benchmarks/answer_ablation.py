@@ -68,6 +68,7 @@ RULES: tuple[Rule, ...] = (
     Rule("relations", {"answer.answerability_relations": False}),
     Rule("range-forms", {"answer.answerability_range_forms": False}),
     Rule("closure-years", {"answer.answerability_closure_years": False}),
+    Rule("profits", {"answer.answerability_profits": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

@@ -279,6 +279,10 @@ class AnswerConfig:
     # headings ("price list 2026-27"), and only a date naming its year dates a closure to come: a day and month alone
     # recur every year ("closed from 24 December to 2 January") (docs/answers.md, session 55).
     answerability_closure_years: bool = True
+    # A question asking for a profit ("What profit did Welterby make last year?") is answered only when an answer
+    # sentence, with its headings and table headers, names a profit or loss: a purchase paper's turnover and rent rows
+    # state other figures (docs/answers.md, session 55).
+    answerability_profits: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

@@ -372,6 +372,25 @@ def asks_interest_rate(question: str) -> bool:
     return _INTEREST_ASKED.search(question) is not None
 
 
+#: A profit asked for ("What profit did Welterby make last year?", "the operating result for the half", "EBITDA");
+#: "surplus" is left out, as it also names spare stock ("surplus bread").
+_PROFIT_ASKED = re.compile(r"\b(?:profits?|ebitda|(?:operating|net)\s+(?:result|loss))\b", re.I)
+#: A profit or loss named by an answer sentence or its headings and table headers.
+_PROFIT_STATED = re.compile(r"\b(?:profits?|loss(?:es)?|surplus|deficit|ebitda|(?:operating|net)\s+result)\b", re.I)
+
+
+def asks_profit(question: str) -> bool:
+    """Whether ``question`` asks for a profit or loss ("What profit did Wythenbury make last year?", "What was the
+    operating result for the half year?")."""
+    return _PROFIT_ASKED.search(question) is not None
+
+
+def states_profit(text: str) -> bool:
+    """Whether ``text`` names a profit or loss ("Operating profit | £61,000", "a surplus of £24,000"); a turnover,
+    a price or a rent does not."""
+    return _PROFIT_STATED.search(text) is not None
+
+
 def states_percentage(text: str) -> bool:
     """Whether ``text`` states a percentage with its number ("5.4%", "5.24 per cent fixed", "2.75% above base
     rate"); "£5,200 a month including interest" does not."""
@@ -649,7 +668,8 @@ def _splittable(reason: str | None) -> bool:
     return _on_thresholds(reason) or (reason is not None and (
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
                            PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
-                           ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE, UNLISTED_RELATION))
+                           ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE, UNLISTED_RELATION,
+                           PROFIT_UNSTATED))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -665,6 +685,7 @@ UNSTATED_MONTH = "asks about the month "
 UNSTATED_LABEL = "asks about the financial year "
 ABROAD_UNSAID = "asks about abroad"
 INTEREST_UNSTATED = "asks for an interest rate"
+PROFIT_UNSTATED = "asks for a profit"
 UNNAMED_VEHICLE = "asks about the vehicle "
 UNLISTED_RELATION = "asks about the relation "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
@@ -679,7 +700,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
     (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
     (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"), (UNNAMED_VEHICLE, "vehicle"),
-    (UNLISTED_RELATION, "relation"),
+    (UNLISTED_RELATION, "relation"), (PROFIT_UNSTATED, "profit"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -753,7 +774,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_letter_codes, cfg.answerability_stance_words,
                       cfg.answerability_sick_pay_periods, cfg.answerability_type_names,
                       cfg.answerability_relations, cfg.answerability_range_forms,
-                      cfg.answerability_closure_years)
+                      cfg.answerability_closure_years, cfg.answerability_profits)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -810,7 +831,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            vehicle_words: bool = False, top_pay: bool = False, letter_codes: bool = False,
            stance_words: bool = False, sick_pay_periods: bool = False,
            type_names: bool = False, check_relations: bool = False,
-           range_forms: bool = False, closure_years: bool = False) -> AnswerabilityReport:
+           range_forms: bool = False, closure_years: bool = False,
+           check_profits: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -873,7 +895,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     (:func:`~ragbench.answer.kinship.unlisted_relations`: a cousin, the rows naming parents and aunts) is unanswered.
     With ``range_forms``, the band-top rule counts two amounts as a range only in a table row (:func:`states_range`).
     With ``closure_years``, the closure rule reads the date from the answer's own sentences only, and only a date
-    naming its year dates a closure to come (:func:`states_closure_date`)."""
+    naming its year dates a closure to come (:func:`states_closure_date`). With ``check_profits``, a question asking
+    for a profit (:func:`asks_profit`) is answered only when an answer sentence, with its headings and table headers,
+    names a profit or loss (:func:`states_profit`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1113,6 +1137,11 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if check_interest_rates and asks_interest_rate(asking) and not any(states_percentage(t) for t in typed_as):
         return AnswerabilityReport(cov, sim, kind, found, False, INTEREST_UNSTATED
                                    + ", which the answer never states as a percentage", **signals)
+    # "What profit did Welterby make last year?" asks for a profit; the purchase paper's turnover, staff and rent rows
+    # state other figures. The sentences count with their own headings and table headers, not the documents' titles.
+    if check_profits and asks_profit(asking) and not states_profit(" . ".join([*typed_as, *(c for _, c in kept)])):
+        return AnswerabilityReport(cov, sim, kind, found, False, PROFIT_UNSTATED + ", which the answer never states",
+                                   **signals)
     # "What's the mileage rate if I use my own van?" asks about a van; "Car | 45p | Motorcycle | 24p" answers other
     # vehicles. Only the quoted sentences, under their column headers, count: the table's heading ("Mileage for
     # cars, vans and bicycles") and its rows not quoted do not.

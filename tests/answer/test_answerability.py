@@ -864,6 +864,34 @@ def test_a_closure_to_come_is_dated_by_the_answers_own_sentences_naming_a_year()
         True, True, True, True, False, False, False, False]
 
 
+def test_a_profit_asked_needs_a_profit_or_loss_named_by_the_answer():
+    """Ravelstock T066's shape (session 55): "What profit did Welterby Caning and Rush make last year?" answered with
+    a purchase paper's turnover and rent rows. A profit is a figure of its own: the answer, with its table headers,
+    must name a profit or loss; a document's title does not count."""
+    from ragbench.answer.answerability import asks_profit, rule_of, states_profit
+
+    rows = ["Welterby turnover | £310,000 |.", "Premises | leased; 6 years left at £14,000 a year |."]
+    w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " Operating profit | £41,000 |. Last year."])
+    q = "What profit did Welterby make last year?"
+    r = assess(q, q, rows, ["Profit and loss"], w, None, 0.0, 0.0, check_profits=True)
+    assert (r.answerable, r.reason, rule_of(r.reason)) == (
+        False, "asks for a profit, which the answer never states", "profit")
+    assert assess(q, q, rows, ["Profit and loss"], w, None, 0.0, 0.0).answerable  # the switch off: as before
+    # named by the sentence itself, or by its table header
+    assert assess(q, q, ["Operating profit | £41,000 |."], ["Board paper"], w, None, 0.0, 0.0,
+                  check_profits=True).answerable
+    assert assess(q, q, ["Last year | £41,000 |."], ["Board paper"], w, None, 0.0, 0.0, check_profits=True,
+                  sentence_contexts=["| Operating profit |"]).answerable
+    assert [asks_profit(x) for x in (
+        "What profit did Wythenbury make last year?", "what was the operating result for the half year",
+        "What was EBITDA?", "What were the profits in 2025?", "What was the net loss?",
+        "What do we do with surplus bread?", "What was turnover last year?", "What is the loss of earnings cover?"
+    )] == [True, True, True, True, True, False, False, False]
+    assert [states_profit(t) for t in (
+        "Operating profit | £61,000 |.", "a surplus of £24,000", "Net result | -£3,000 |", "a loss of £8,000",
+        "Turnover | £310,000 |.", "Rent | £14,000 a year |")] == [True, True, True, True, False, False]
+
+
 def test_service_refuses_opening_hours_for_a_closure_to_come_by_default():
     shops = [Document("shops", "Dowerby shop, 2 Sheafgate Parade: Mon to Sat 7:30am to 5pm; closed Sunday.",
                       "Our shops", acl=Acl.make([], [], "Public"))]
@@ -1127,6 +1155,8 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
      "What's the most a room leader can earn per hour?", "band-top", "answerability_top_pay", {}),
     ("Piano tuner: from £27,500 a year. We add a surcharge of £25 on a Saturday visit and £40 on a Sunday visit.",
      "Careers", "What is the top of the pay band for a piano tuner?", "band-top", "answerability_range_forms", {}),
+    ("Welterby Caning and Rush: turnover £310,000 last year. Its premises are leased at £14,000 a year.", "Board paper",
+     "What profit did Welterby Caning and Rush make last year?", "profit", "answerability_profits", {}),
     ("Tessingham shop: 9:30am to 5pm, closed Mondays. We close from 24 December to 2 January.", "Price list 2026-27",
      "When is the Tessingham shop closing?", "closure-date", "answerability_closure_years", {}),
     ("Bereavement leave for a parent or a sibling: 5 days. For a grandparent, an aunt or an uncle: 2 days.", "Leave",
@@ -1136,8 +1166,8 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
 def test_service_refuses_by_default_what_answers_another_question(body, title, question, rule, switch, cfg):
     """A band's start for its top (asked as such or as the most a role can earn), an amount a month for an interest
     rate, the car rows for a van, the rows for parents and aunts for a cousin, two surcharges in running text for a
-    band's top, an hours row under a dated title and a yearly closure for a closure to come: each refused by its rule
-    under the default config, answered with the rule switched off."""
+    band's top, an hours row under a dated title and a yearly closure for a closure to come, a turnover for a profit:
+    each refused by its rule under the default config, answered with the rule switched off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)

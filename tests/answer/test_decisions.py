@@ -55,6 +55,7 @@ def bm25_answers(golden):
     ("asks for an interest rate, which the answer never states as a percentage", "interest-rate"),
     ("asks about the vehicle van, which the answer never names", "vehicle"),
     ("asks about the relation cousin, which the answer's relations leave out", "relation"),
+    ("asks for a profit, which the answer never states", "profit"),
     ("something no rule says", "other"),
     (None, "other"),
     ("", "other"),
