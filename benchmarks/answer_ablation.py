@@ -69,6 +69,7 @@ RULES: tuple[Rule, ...] = (
     Rule("range-forms", {"answer.answerability_range_forms": False}),
     Rule("closure-years", {"answer.answerability_closure_years": False}),
     Rule("profits", {"answer.answerability_profits": False}),
+    Rule("count-bands", {"answer.answerability_count_bands": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

@@ -283,6 +283,10 @@ class AnswerConfig:
     # sentence, with its headings and table headers, names a profit or loss: a purchase paper's turnover and rent rows
     # state other figures (docs/answers.md, session 55).
     answerability_profits: bool = True
+    # A count of a plural noun the question asks about ("a system with 15 radiators", "a boat over 72 feet") that every
+    # count of that noun in the quoted sentences excludes ("up to 10 radiators") is unanswered: the band rule's units
+    # (money, per cent, spans of time) do not include counted things (docs/answers.md, session 55).
+    answerability_count_bands: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

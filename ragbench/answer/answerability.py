@@ -35,8 +35,8 @@ import numpy as np
 from ..llm.answer_types import (ANSWER_TYPES, MONEY, NUMBER, PERCENT, PHONE, TEMPERATURE, TIME, expected_type,
                                 has_type, under_headers)
 from ..llm.parts import question_parts, split_setting
-from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, coverage, graded_codes, is_number,
-                           lettered_codes, salient_terms, stem, term_set, without_exclusions, words)
+from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, count_conflicts, coverage, graded_codes,
+                           is_number, lettered_codes, salient_terms, stem, term_set, without_exclusions, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS
@@ -669,7 +669,7 @@ def _splittable(reason: str | None) -> bool:
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
                            PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
                            ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE, UNLISTED_RELATION,
-                           PROFIT_UNSTATED))
+                           PROFIT_UNSTATED, UNSTATED_COUNT))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -686,6 +686,7 @@ UNSTATED_LABEL = "asks about the financial year "
 ABROAD_UNSAID = "asks about abroad"
 INTEREST_UNSTATED = "asks for an interest rate"
 PROFIT_UNSTATED = "asks for a profit"
+UNSTATED_COUNT = "asks about the count "
 UNNAMED_VEHICLE = "asks about the vehicle "
 UNLISTED_RELATION = "asks about the relation "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
@@ -700,7 +701,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     (CLOSURE_UNDATED, "closure-date"), (PERIOD_UNSTATED, "period-end"),
     (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
     (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"), (UNNAMED_VEHICLE, "vehicle"),
-    (UNLISTED_RELATION, "relation"), (PROFIT_UNSTATED, "profit"),
+    (UNLISTED_RELATION, "relation"), (PROFIT_UNSTATED, "profit"), (UNSTATED_COUNT, "count-band"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -774,7 +775,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_letter_codes, cfg.answerability_stance_words,
                       cfg.answerability_sick_pay_periods, cfg.answerability_type_names,
                       cfg.answerability_relations, cfg.answerability_range_forms,
-                      cfg.answerability_closure_years, cfg.answerability_profits)
+                      cfg.answerability_closure_years, cfg.answerability_profits,
+                      cfg.answerability_count_bands)
 
     asked = question.strip()
     whole = check(asked, query)
@@ -832,7 +834,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            stance_words: bool = False, sick_pay_periods: bool = False,
            type_names: bool = False, check_relations: bool = False,
            range_forms: bool = False, closure_years: bool = False,
-           check_profits: bool = False) -> AnswerabilityReport:
+           check_profits: bool = False, check_counts: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -897,7 +899,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     With ``closure_years``, the closure rule reads the date from the answer's own sentences only, and only a date
     naming its year dates a closure to come (:func:`states_closure_date`). With ``check_profits``, a question asking
     for a profit (:func:`asks_profit`) is answered only when an answer sentence, with its headings and table headers,
-    names a profit or loss (:func:`states_profit`)."""
+    names a profit or loss (:func:`states_profit`). With ``check_counts``, a count of a plural noun the question asks
+    about ("15 radiators") that every count of that noun in the quoted sentences excludes ("up to 10 radiators") is
+    unanswered (:func:`~ragbench.llm.signals.count_conflicts`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1137,6 +1141,15 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     if check_interest_rates and asks_interest_rate(asking) and not any(states_percentage(t) for t in typed_as):
         return AnswerabilityReport(cov, sim, kind, found, False, INTEREST_UNSTATED
                                    + ", which the answer never states as a percentage", **signals)
+    # "How much is a power flush for a system with 15 radiators?" asks about one count; "Power flush of a system with
+    # up to 10 radiators: from £520" states the price for fewer. The band rule's units do not include radiators.
+    if check_counts:
+        counted = count_conflicts(asking, " . ".join(typed_as))
+        if counted:
+            asked_count, stated_count = counted[0].split("≠", 1)
+            return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_COUNT + asked_count
+                                       + f", which every count the answer states leaves out ({stated_count})",
+                                       **signals)
     # "What profit did Welterby make last year?" asks for a profit; the purchase paper's turnover, staff and rent rows
     # state other figures. The sentences count with their own headings and table headers, not the documents' titles.
     if check_profits and asks_profit(asking) and not states_profit(" . ".join([*typed_as, *(c for _, c in kept)])):

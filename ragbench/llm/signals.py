@@ -696,6 +696,72 @@ def range_conflicts(question: str, sentence: str) -> list[str]:
     return []
 
 
+#: A count of things with a plural noun ("15 radiators", "over 72 feet", "up to 8 people", "61 to 72 feet"): the bound
+#: word, the number (or a range's two ends) and the noun.
+_COUNT_BOUND_UP = (r"up\s+to|not\s+more\s+than|no\s+more\s+than|at\s+most|a\s+maximum\s+of|under|below|less\s+than"
+                   r"|fewer\s+than")
+_COUNT_BOUND_LOW = r"over|above|more\s+than|at\s+least|a\s+minimum\s+of|from"
+_COUNT = re.compile(rf"(?:\b({_COUNT_BOUND_UP}|{_COUNT_BOUND_LOW})\s+)?(?<![\w.,£€$])(\d[\d,]*(?:\.\d+)?)"
+                    rf"(?:\s*(?:to|-|–)\s*(\d[\d,]*(?:\.\d+)?))?\s+([a-z]+)\b", re.IGNORECASE)
+_IRREGULAR_PLURALS = {"feet": "foot", "people": "person", "children": "child", "men": "man", "women": "woman"}
+#: Nouns the band rule reads as units already (spans of time, distances, weights, money), and temperatures, whose
+#: bands have signs: not counts here.
+_NOT_COUNTED = frozenset("""second minute hour day week month year mile km kilometre kilometer kg ml pound euro dollar
+    percent cent degree""".split())
+
+
+def _counted_noun(word: str) -> str | None:
+    """The singular of a plural count noun ("radiators" → "radiator", "feet" → "foot"); ``None`` for anything else
+    (a singular, an -ing word, a unit the band rule reads)."""
+    w = word.lower()
+    if w in _IRREGULAR_PLURALS:
+        return _IRREGULAR_PLURALS[w]
+    if not w.endswith("s") or w.endswith("ss") or len(w) < 4:
+        return None
+    one = w[:-3] + "y" if w.endswith("ies") else w[:-2] if w.endswith(("ches", "shes", "xes", "sses")) else w[:-1]
+    return None if one in _NOT_COUNTED or one.endswith("ing") else one
+
+
+def _counts(text: str) -> list[tuple[str, Interval, str]]:
+    """The counts ``text`` states, each as (singular noun, interval, as written)."""
+    out = []
+    for m in _COUNT.finditer(text):
+        bound, first, last, word = m.groups()
+        noun = _counted_noun(word)
+        if noun is None:
+            continue
+        a = float(first.replace(",", ""))
+        if last is not None:
+            band: Interval = (a, float(last.replace(",", "")), True, True)
+        elif bound is None:
+            band = (a, a, True, True)
+        elif re.fullmatch(_COUNT_BOUND_UP, bound, re.IGNORECASE):
+            band = (0.0, a, True, not bound.lower().startswith(("under", "below", "less", "fewer")))
+        else:
+            band = (a, float("inf"), not bound.lower().startswith(("over", "above", "more")), False)
+        out.append((noun, band, m.group(0).strip()))
+    return out
+
+
+def count_conflicts(question: str, evidence: str) -> list[str]:
+    """``["asked≠stated"]`` when the question's asking part names one count of a plural noun ("a system with 15
+    radiators", "a boat over 72 feet") and every count of that noun in ``evidence`` excludes it ("up to 10
+    radiators"; "up to 60 feet", "61 to 72 feet"): the evidence gives other counts' rule, as :func:`range_conflicts`
+    does for money and spans of time. A closed range asked ("16 to 18 students") is not read: it names ages as often
+    as counts."""
+    asked = _counts(split_setting(question)[1])
+    if len(asked) != 1:
+        return []
+    noun, wanted, said = asked[0]
+    lo, hi, _, _ = wanted
+    if lo != hi and lo != 0 and hi != float("inf"):
+        return []
+    stated = [(band, shown) for n, band, shown in _counts(evidence) if n == noun]
+    if stated and all(_disjoint(wanted, band) for band, _ in stated):
+        return [f"{said}≠{stated[0][1]}"]
+    return []
+
+
 def amount_terms_met(question: str, evidence: str) -> set[str]:
     """The terms of the question's quantity ("400", "000" of "£400,000"; "15", "cent" of "15 per cent") when
     ``evidence`` states a band of the same unit that holds it ("Up to £1 million: …"): the quantity is answered,

@@ -56,6 +56,8 @@ def bm25_answers(golden):
     ("asks about the vehicle van, which the answer never names", "vehicle"),
     ("asks about the relation cousin, which the answer's relations leave out", "relation"),
     ("asks for a profit, which the answer never states", "profit"),
+    ("asks about the count 15 radiators, which every count the answer states leaves out (up to 10 radiators)",
+     "count-band"),
     ("something no rule says", "other"),
     (None, "other"),
     ("", "other"),

@@ -109,6 +109,29 @@ def test_weighted_coverage():
     assert coverage([], {"x"}, lambda t: 1.0) == 1.0
 
 
+def test_count_conflicts_read_counts_of_a_plural_noun_as_bands():
+    """Fallowmere R062 and cressbury L064's shapes (session 55): a count of radiators or a length in feet is no unit of
+    the band rule, so "15 radiators" was answered by "up to 10 radiators"."""
+    from ragbench.llm.signals import count_conflicts
+
+    q = "How much is a power flush for a system with 15 radiators?"
+    assert count_conflicts(q, "Power flush of a system with up to 10 radiators: from £520.") == [
+        "15 radiators≠up to 10 radiators"]
+    assert count_conflicts(q, "Up to 10 radiators: £520. 11 to 20 radiators: £690.") == []  # a band holds it
+    assert count_conflicts(q, "A power flush costs £520.") == []  # no count of radiators stated
+    boat = "How much does blacking cost for a boat over 72 feet?"
+    rows = "Blacking, up to 60 feet | £1,150 |. Blacking, 61 to 72 feet | £1,340 |."
+    assert count_conflicts(boat, rows) == ["over 72 feet≠up to 60 feet"]  # "over 72" excludes "61 to 72"
+    assert count_conflicts("How much for a boat of 65 feet?", rows) == []
+    # not read: a closed range asked (ages as often as counts), a singular or -ing word, the band rule's own units
+    assert count_conflicts("How many 16 to 18 students enrolled?", "8,250 students enrolled.") == []
+    assert count_conflicts("What is the Level 4 allowance?", "The Level 3 allowance is £20.") == []
+    assert count_conflicts("What if I cancel 5 working days before?", "Cancel 10 working days before.") == []
+    assert count_conflicts("What if it is below 0 degrees?", "Stop washing at 3 degrees.") == []
+    assert count_conflicts("Is a table for 8 people possible?", "Tables seat up to 6 people.") == [
+        "8 people≠up to 6 people"]
+
+
 def test_amount_ranges_and_range_conflicts():
     from ragbench.llm.signals import amount_ranges, amount_terms_met, amount_value, asked_amount, range_conflicts
 
