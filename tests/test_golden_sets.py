@@ -795,7 +795,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-jackdaw": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-yt-26-0318", "[3] and [5]"),
         answerable_injected={"F010": "pub-forum-thread", "F019": "cs-complaint-yt-26-0318"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_kindlemere": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["gz-agency", "gz-ceo", "gz-chair", "gz-customer", "gz-finance", "gz-hr", "gz-installer",
@@ -816,9 +815,70 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-selvedge": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-qw-26-0412", "[3] and [5]"),
         answerable_injected={"S010": "pub-forum-thread", "S019": "cs-complaint-qw-26-0412"}),
+    "golden_hexworth": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["vq-agency", "vq-ceo", "vq-chair", "vq-customer", "vq-finance", "vq-hr", "vq-lab",
+                    "vq-photographer", "vq-prospect", "vq-supervisor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-vignette": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-hx-26-0557", "[3] and [5]"),
+        answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-hx-26-0557"}),
+    "golden_cobblewick": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["wb-agency", "wb-ceo", "wb-chair", "wb-customer", "wb-duty", "wb-finance", "wb-gamemaster",
+                    "wb-host", "wb-hr", "wb-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-tangram": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-gh-26-0517", "[3] and [5]"),
+        answerable_injected={"W010": "pub-forum-thread", "W019": "cs-complaint-gh-26-0517"}),
+    "golden_wimbleworth": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["vn-agency", "vn-cellar", "vn-ceo", "vn-chair", "vn-customer", "vn-finance", "vn-hr",
+                    "vn-prospect", "vn-vineyard", "vn-winery"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-verjuice": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wb-26-0517", "[3] and [5]"),
+        answerable_injected={"J010": "pub-forum-thread", "J019": "cs-complaint-wb-26-0517"}),
+    "golden_hushwell": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["rz-agency", "rz-ceo", "rz-chair", "rz-customer", "rz-engineer", "rz-finance", "rz-hr", "rz-label",
+                    "rz-prospect", "rz-rooms"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-ostinato": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-bc-26-0417", "[3] and [5]"),
+        answerable_injected={"H010": "pub-forum-thread", "H019": "cs-complaint-bc-26-0417"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_ottercliffe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["yv-agency", "yv-ceo", "yv-chair", "yv-coordinator", "yv-customer", "yv-finance", "yv-hr",
+                    "yv-prospect", "yv-sales", "yv-translator"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-gossamer": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-pl-26-0691", "[3] and [5]"),
+        answerable_injected={"T010": "pub-forum-thread", "T019": "cs-complaint-pl-26-0691"}),
+    "golden_carderbeck": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["xk-agency", "xk-cafe", "xk-ceo", "xk-chair", "xk-customer", "xk-finance", "xk-hr", "xk-prospect",
+                    "xk-shop", "xk-spinner"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-gansey": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-cb-26-0381", "[3] and [5]"),
+        answerable_injected={"Y010": "pub-forum-thread", "Y019": "cs-complaint-cb-26-0381"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_kindlemere", "golden_tamsley"})
+HELDOUT = frozenset({"golden_ottercliffe", "golden_carderbeck"})
 
 
 def folder_of(name: str) -> Path:
