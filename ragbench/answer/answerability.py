@@ -211,9 +211,11 @@ _WHEN_ASKED = re.compile(r"\bwhen\b|\b(?:what|which)\s+(?:date|day)\b", re.I)
 _MONTH_SHORT = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)"
 #: A date on the calendar: a day with its month ("30 September", "September 30th"), a month with its year ("March
 #: 2027"), a numeric date ("30/09/2026", "2026-09-30"); a year alone is read by :func:`years`.
+#: A numeric date with slashes ("30/09/2026", "31/03/27").
+_SLASH_DATE = re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 _CALENDAR_DATE = re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS}|{_MONTH_SHORT})\b"
                             rf"|\b(?:{_MONTHS}|{_MONTH_SHORT})\.?\s+(?:\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{4}}\b)"
-                            r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b", re.I)
+                            rf"|{_SLASH_DATE.pattern}|\b\d{{4}}-\d{{2}}-\d{{2}}\b", re.I)
 
 
 #: A period named by its end ("the full year to March 2026", "the half-year to 30 September 2026", "the year ended 31
@@ -474,9 +476,6 @@ def asks_closure_date(question: str) -> bool:
 def states_calendar_date(text: str) -> bool:
     """Whether ``text`` states a date on the calendar (:data:`_CALENDAR_DATE`) or a year."""
     return _CALENDAR_DATE.search(text) is not None or bool(years(text))
-
-
-_SLASH_DATE = re.compile(r"\b\d{1,2}/\d{1,2}/\d{2,4}\b")
 
 
 def states_closure_date(text: str) -> bool:
@@ -1104,8 +1103,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # "When is the Dowerby shop closing down?" asks for a day on the calendar; the shop's opening hours ("Mon to Sat
     # 7:30am to 5pm; closed Sunday") carry the time type and the word "closed", and answer another question.
     # A title's "price list 2026-27" dates no closure, and "closed from 24 December to 2 January" is the yearly one.
-    closure_dated = states_closure_date(" . ".join(sentences)) if closure_years else states_calendar_date(dated_text)
-    if check_closures and asks_closure_date(question) and not closure_dated:
+    if check_closures and asks_closure_date(question) and not (
+            states_closure_date(" . ".join(sentences)) if closure_years else states_calendar_date(dated_text)):
         return AnswerabilityReport(cov, sim, kind, found, False, CLOSURE_UNDATED + ", which the answer never states",
                                    **signals)
     # "What was total revenue for the full year to March 2026?" asks for that period's figure; a table of the six
@@ -1144,7 +1143,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # "How much is a power flush for a system with 15 radiators?" asks about one count; "Power flush of a system with
     # up to 10 radiators: from £520" states the price for fewer. The band rule's units do not include radiators.
     if check_counts:
-        counted = count_conflicts(asking, " . ".join(typed_as))
+        counted = count_conflicts(question, " . ".join(typed_as))
         if counted:
             asked_count, stated_count = counted[0].split("≠", 1)
             return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_COUNT + asked_count

@@ -537,7 +537,7 @@ _BOUND_WORD = (r"up\s+to|not\s+more\s+than|no\s+more\s+than|at\s+most|a\s+maximu
                r"a\s+minimum\s+of")
 _BOUND = re.compile(rf"\b({_BOUND_WORD})\s+(?=[£€$]?\s?\d)", re.IGNORECASE)
 _UPPER_INCL = ("up to", "not more than", "no more than", "at most", "a maximum of", "within", "the first", "first")
-_UPPER_EXCL = ("under", "below", "less than")
+_UPPER_EXCL = ("under", "below", "less than", "fewer than")  # "fewer than": counts only (_COUNT)
 _LOWER_EXCL = ("above", "over", "more than", "exceeding", "in excess of")
 
 Interval = tuple[float, float, bool, bool]  # low, high, low included, high included
@@ -696,12 +696,9 @@ def range_conflicts(question: str, sentence: str) -> list[str]:
     return []
 
 
-#: A count of things with a plural noun ("15 radiators", "over 72 feet", "up to 8 people", "61 to 72 feet"): the bound
-#: word, the number (or a range's two ends) and the noun.
-_COUNT_BOUND_UP = (r"up\s+to|not\s+more\s+than|no\s+more\s+than|at\s+most|a\s+maximum\s+of|under|below|less\s+than"
-                   r"|fewer\s+than")
-_COUNT_BOUND_LOW = r"over|above|more\s+than|at\s+least|a\s+minimum\s+of|from"
-_COUNT = re.compile(rf"(?:\b({_COUNT_BOUND_UP}|{_COUNT_BOUND_LOW})\s+)?(?<![\w.,£€$])(\d[\d,]*(?:\.\d+)?)"
+#: A count of things with a plural noun ("15 radiators", "over 72 feet", "up to 8 people", "61 to 72 feet"): the band
+#: rule's bound word (or "fewer than"), the number (or a range's two ends) and the noun.
+_COUNT = re.compile(rf"(?:\b({_BOUND_WORD}|fewer\s+than)\s+)?(?<![\w.,£€$])(\d[\d,]*(?:\.\d+)?)"
                     rf"(?:\s*(?:to|-|–)\s*(\d[\d,]*(?:\.\d+)?))?\s+([a-z]+)\b", re.IGNORECASE)
 _IRREGULAR_PLURALS = {"feet": "foot", "people": "person", "children": "child", "men": "man", "women": "woman"}
 #: Nouns the band rule reads as units already (spans of time, distances, weights, money), and temperatures, whose
@@ -733,12 +730,8 @@ def _counts(text: str) -> list[tuple[str, Interval, str]]:
         a = float(first.replace(",", ""))
         if last is not None:
             band: Interval = (a, float(last.replace(",", "")), True, True)
-        elif bound is None:
-            band = (a, a, True, True)
-        elif re.fullmatch(_COUNT_BOUND_UP, bound, re.IGNORECASE):
-            band = (0.0, a, True, not bound.lower().startswith(("under", "below", "less", "fewer")))
         else:
-            band = (a, float("inf"), not bound.lower().startswith(("over", "above", "more")), False)
+            band = (a, a, True, True) if bound is None else _bound(bound, a)
         out.append((noun, band, m.group(0).strip()))
     return out
 

@@ -130,6 +130,10 @@ def test_count_conflicts_read_counts_of_a_plural_noun_as_bands():
     assert count_conflicts("What if it is below 0 degrees?", "Stop washing at 3 degrees.") == []
     assert count_conflicts("Is a table for 8 people possible?", "Tables seat up to 6 people.") == [
         "8 people≠up to 6 people"]
+    # the band rule's bound words, read the band rule's way, and "fewer than" for counts
+    assert count_conflicts("Is a table for 8 people possible?", "Tables for fewer than 8 people.") == [
+        "8 people≠fewer than 8 people"]
+    assert count_conflicts("Is a table for 8 people possible?", "Tables for at least 8 people.") == []
 
 
 def test_amount_ranges_and_range_conflicts():
