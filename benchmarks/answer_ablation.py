@@ -70,6 +70,7 @@ RULES: tuple[Rule, ...] = (
     Rule("closure-years", {"answer.answerability_closure_years": False}),
     Rule("profits", {"answer.answerability_profits": False}),
     Rule("count-bands", {"answer.answerability_count_bands": False}),
+    Rule("rewriter-siblings", {"answer.rewriter_siblings": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),
     Rule("restricted-coverage", {"answer.restricted_coverage": False}),
 )

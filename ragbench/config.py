@@ -342,6 +342,10 @@ class AnswerConfig:
     # Follow-up rewriting (ragbench.answer.rewriter): "subject" appends the previous turn's most distinctive
     # content words to a follow-up; "seed" is the Enterprise source's rewriter (seed-behaviour 3.9) verbatim.
     rewriter: Literal["subject", "seed"] = "subject"
+    # A follow-up naming another member of a closed class (a day, month, family relation or size: "and a saturday?"
+    # after a weekday price) swaps it for the previous turn's, which the "subject" rewriter then does not carry
+    # (docs/answers.md, session 56).
+    rewriter_siblings: bool = True
     # A follow-up refused on its retrieved passages is read once more with up to this many passages of the documents
     # the conversation's earlier answers cited, ranked by coverage of the follow-up's own words ("And on a Saturday
     # night?" finds the weekend supplement of the price list quoted a turn before); 0 = off. 1, 3 and 5 give the

@@ -84,7 +84,8 @@ class ChatSession:
             return rewrite(question, self.history)
         weights = self.service.term_weights(self.principal)
         # Only words the asker's documents contain are carried: a word of none matches no passage.
-        return rewrite_subject(question, self.history, weights, known=weights.df)
+        return rewrite_subject(question, self.history, weights, known=weights.df,
+                               siblings=self.service.cfg.rewriter_siblings)
 
     def focus_docs(self) -> list[str]:
         """The documents this conversation's answers cited, the latest answer's first (``answer.followup_focus``)."""

@@ -5,7 +5,7 @@ import pytest
 
 from ragbench.answer import (PrincipalRegistry, build_citations, parse_principals, post_filter, rewrite,
                              split_answer, verify)
-from ragbench.answer.rewriter import extract_subject, rewrite_subject, subject_terms
+from ragbench.answer.rewriter import extract_subject, rewrite_subject, subject_terms, swapped_member
 from ragbench.errors import ConfigError, DataError, PermissionDenied, StoreError
 from ragbench.schema import Acl, Classification, Hit, Message
 
@@ -243,3 +243,26 @@ def test_subject_terms_carry_only_words_the_documents_know():
     h = [Message("user", prev, {"query": prev}), Message("assistant", "£19.00 [1]")]
     assert rewrite_subject("And for a week?", h, known=known) == \
         "And for a week? (referring to stay car park cost day)"
+
+
+def test_a_follow_up_swapping_a_day_relation_month_or_size_does_not_carry_the_one_it_replaces():
+    prev = "How much is an escape room for 3 people on a Tuesday?"
+    assert subject_terms(prev, "and on a saturday?") == ["escape", "room", "3", "people", "tuesday"]
+    assert subject_terms(prev, "and on a saturday?", siblings=True) == ["escape", "room", "3", "people"]
+    # a day inside the span asked before narrows it: "weekend" stays
+    assert subject_terms("What is the standby payment for a weekend?", "And the Sunday night of it?",
+                         siblings=True) == ["standby", "payment", "weekend"]
+    # a weekday is Monday to Friday, a weeknight Monday to Thursday: Friday night replaces a weeknight
+    assert swapped_member("weekday", "and saturdays?") and not swapped_member("weekday", "and a friday?")
+    assert swapped_member("weeknight", "and friday night?")
+    # family relations by kinship class: "nan" replaces "dad", "mum" does not (the same relation)
+    assert subject_terms("My dad died. How much bereavement leave do I get?", "and for my nan?",
+                         siblings=True) == ["died", "bereavement", "leave"]
+    assert not swapped_member("dad", "And my partner's mum?")
+    assert swapped_member("august", "And in October?") and not swapped_member("august", "And may I bring a dog?")
+    assert swapped_member("medium", "what about the large room?")
+    # a word of no closed class, or a follow-up naming none of its class, is carried
+    assert not swapped_member("room", "and a saturday?") and not swapped_member("tuesday", "how long is it?")
+    h = [Message("user", prev, {"query": prev}), Message("assistant", "£66 [1]")]
+    assert rewrite_subject("and on a saturday?", h, siblings=True) == \
+        "and on a saturday? (referring to escape room 3 people)"
