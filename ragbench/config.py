@@ -351,6 +351,13 @@ class AnswerConfig:
     # night?" finds the weekend supplement of the price list quoted a turn before); 0 = off. 1, 3 and 5 give the
     # same decisions on the twelve golden sets (docs/answers.md, session 21).
     followup_focus: int = 3
+    # A chat turn not worded as a follow-up (no pronoun, no "and"/"what about": "Is there a minimum?") that is refused
+    # on its own words is read once more as a follow-up (the "subject" rewrite, then the focus passages above) when it
+    # has at most followup_context_max_terms content terms of its own: a question naming its own topic stands alone,
+    # and reading one again in its conversation answered near-topic and restricted questions asked mid-chat. The first
+    # refusal stands unless that reading passes (docs/answers.md, session 56; benchmarks/refusals_in_conversation.py).
+    followup_context: bool = True
+    followup_context_max_terms: int = 2
     # Optional query-likelihood reranker (ragbench.answer.rerank): a local chat model name such as "llama" reorders
     # the first rerank_depth permitted passages by log P(question | passage) before the top-k cut; "" = off.
     rerank: str = ""

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import DataError, PermissionDenied
+from ..llm.signals import salient_terms
 from ..schema import Message, Principal
 from .rewriter import QUERY_META, rewrite, rewrite_subject
 from .service import Answer, AnsweringService
@@ -78,14 +79,15 @@ class ChatSession:
         chunks = [self.service.store.get_chunk(c) for c in (entry or {}).get("cited_chunk_ids", ())]
         return tuple(dict.fromkeys(c.doc_id for c in chunks if c is not None))
 
-    def rewrite(self, question: str) -> str:
-        """The standalone form of ``question`` after this session's history (``answer.rewriter``)."""
+    def rewrite(self, question: str, force: bool = False) -> str:
+        """The standalone form of ``question`` after this session's history (``answer.rewriter``); with ``force``,
+        read as a follow-up whatever its wording (the "subject" rewriter only)."""
         if self.service.cfg.rewriter == "seed":
             return rewrite(question, self.history)
         weights = self.service.term_weights(self.principal)
         # Only words the asker's documents contain are carried: a word of none matches no passage.
         return rewrite_subject(question, self.history, weights, known=weights.df,
-                               siblings=self.service.cfg.rewriter_siblings)
+                               siblings=self.service.cfg.rewriter_siblings, force=force)
 
     def focus_docs(self) -> list[str]:
         """The documents this conversation's answers cited, the latest answer's first (``answer.followup_focus``)."""
@@ -100,8 +102,16 @@ class ChatSession:
         if not isinstance(question, str) or not question.strip():
             raise DataError(f"question must be a non-blank string, found {question!r}.")
         query = self.rewrite(question)
+        # A turn not worded as a follow-up ("Is there a minimum?", "What if I'm part time?") that its own words cannot
+        # answer is read once more as one when it says too little to stand alone: an elliptical question leans on
+        # the last turn, one naming its own topic does not.
+        context = None
+        cfg = self.service.cfg
+        if (cfg.followup_context and query == question.strip()
+                and len(salient_terms(question)) <= cfg.followup_context_max_terms):
+            context = self.rewrite(question, force=True)
         result = self.service.answer(question, self.principal, tenant=self.tenant, query=query,
-                                     focus_docs=self.focus_docs())
+                                     focus_docs=self.focus_docs(), context_query=context)
         self._append(question.strip(), result, query)
         return result
 

@@ -156,12 +156,14 @@ def subject_terms(previous: str, query: str, weight: Callable[[str], float] | No
 
 
 def rewrite_subject(query: str, history: Sequence[Message], weight: Callable[[str], float] | None = None,
-                    max_terms: int = 6, known: Container[str] | None = None, siblings: bool = False) -> str:
+                    max_terms: int = 6, known: Container[str] | None = None, siblings: bool = False,
+                    force: bool = False) -> str:
     """The standalone form of a follow-up: ``query (referring to <the previous turn's subject terms>)``; other
-    questions unchanged. The previous turn's standalone form already carries its own subject, so the chain's
-    topic survives every turn while the weight cap keeps the rewrite short."""
+    questions unchanged, unless ``force`` (any question read as a follow-up). The previous turn's standalone form
+    already carries its own subject, so the chain's topic survives every turn while the weight cap keeps the
+    rewrite short."""
     q = query.strip()
-    if not history or not q or not is_follow_up(q):
+    if not history or not q or not (force or is_follow_up(q)):
         return q
     terms = subject_terms(previous_query(history), q, weight, max_terms, known, siblings)
     return f"{q} (referring to {' '.join(terms)})" if terms else q

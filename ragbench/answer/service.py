@@ -257,6 +257,10 @@ class AnsweringService:
         if c.followup_focus < 0:
             raise ConfigError(f"answer.followup_focus must be ≥ 0 passages, found {c.followup_focus}. "
                               "Fix: e.g. 3, or 0 to never read a refused follow-up again.")
+        if c.followup_context_max_terms < 0:
+            raise ConfigError(f"answer.followup_context_max_terms must be ≥ 0 terms, found "
+                              f"{c.followup_context_max_terms}. Fix: e.g. 2, or answer.followup_context=false to "
+                              "never read a refused turn again in its conversation.")
         if c.whole_sentences < 0:
             raise ConfigError(f"answer.whole_sentences must be ≥ 0 characters, found {c.whole_sentences}. "
                               "Fix: e.g. 300, or 0 to keep chunks as retrieved.")
@@ -526,32 +530,45 @@ class AnsweringService:
                                               default=0.0))
 
     def answer(self, question: str, principal: Principal | str | None, tenant: str | None = None,
-               query: str | None = None, focus_docs: Sequence[str] = ()) -> Answer:
+               query: str | None = None, focus_docs: Sequence[str] = (), context_query: str | None = None) -> Answer:
         """Answer ``question`` as ``principal``; ``query`` (default: the question) is what is retrieved and asked
         (a chat session passes the rewritten follow-up here, and the documents its earlier answers cited as
         ``focus_docs``: a follow-up refused on the retrieved passages is read once more with the passages of those
-        documents that share its own words, and answered from them if it passes then, ``answer.followup_focus``)."""
+        documents that share its own words, and answered from them if it passes then, ``answer.followup_focus``).
+        ``context_query``: a turn refused on ``query`` is read once more on this one (a chat session passes the
+        turn read as a follow-up when its wording did not make it one, ``answer.followup_context``)."""
         self._check_cfg()
         who = self.resolve(principal)
         if not isinstance(question, str) or not question.strip():
             raise DataError(f"question must be a non-blank string, found {question!r}.")
         asked = (query or question).strip()
         tenant = tenant or self.tenant or self.cfg.tenant
+        result = self._read(question.strip(), asked, who, tenant, focus_docs, asked != question.strip())
+        alternative = (context_query or "").strip()
+        if result.refused and result.refusal_reason in FOCUS_RETRY and alternative and alternative != asked:
+            again = self._read(question.strip(), alternative, who, tenant, focus_docs, True)
+            # Refused again: the first refusal stands (its reason and passages are the turn's own).
+            result = result if again.refused else again
+        return self._finish(who, tenant, result)
+
+    def _read(self, question: str, asked: str, who: Principal, tenant: str, focus_docs: Sequence[str],
+              follow_up: bool) -> Answer:
+        """One reading of ``question`` on the passages retrieved for ``asked``; when refused and ``follow_up``, once
+        more with the passages of ``focus_docs`` that share the question's own words (``answer.followup_focus``)."""
         if self.budget is not None:
             self.budget.check(tenant)
         raw = self.retrieve(asked, who)
         searched: dict[Any, Any] = {}  # the searches without a principal, made once for both readings
-        result = self._respond(question.strip(), asked, who, tenant, raw, (), searched)
-        if (result.refused and result.refusal_reason in FOCUS_RETRY and focus_docs and asked != question.strip()
+        result = self._respond(question, asked, who, tenant, raw, (), searched)
+        if (result.refused and result.refusal_reason in FOCUS_RETRY and focus_docs and follow_up
                 and self.cfg.followup_focus > 0):
-            focus = self.focus_passages(question.strip(), who, focus_docs)
+            focus = self.focus_passages(question, who, focus_docs)
             if focus:
                 if self.budget is not None:
                     self.budget.check(tenant)  # the second reading is another model call
-                again = self._respond(question.strip(), asked, who, tenant, raw, focus, searched)
-                # Refused again: the first refusal stands (its reason and passages are the turn's own).
+                again = self._respond(question, asked, who, tenant, raw, focus, searched)
                 result = result if again.refused else again
-        return self._finish(who, tenant, result)
+        return result
 
     def focus_passages(self, question: str, who: Principal, docs: Sequence[str]) -> list[Hit]:
         """Up to ``answer.followup_focus`` passages of ``docs`` that ``who`` may read, ranked by the IDF-weighted

@@ -665,6 +665,35 @@ def test_a_refused_followup_is_read_again_in_the_documents_the_chat_cited():
     assert on.query == "And on a Saturday night? (referring to garden double kelderby manor season)"
 
 
+def test_a_chat_turn_not_worded_as_a_follow_up_is_read_again_as_one_when_refused():
+    """Brindlecote P074 → P076 (dense, MiniLM): "Is there a minimum?" after the on-call pay and the call-in rate. No
+    pronoun and no "and": the rewriter leaves it as typed and nothing is retrieved above the floor. Read again as a
+    follow-up (``answer.followup_context``), it quotes the call-in minimum; the history keeps the turn as typed."""
+    from ragbench.answer import ChatSession
+    from ragbench.answer.rewriter import QUERY_META
+    from ragbench.eval.answers import build_service, build_store
+    from ragbench.retrieval.embedding import make_embedder
+
+    golden = load_golden(Path(__file__).resolve().parents[2] / "data" / "golden_brindlecote")
+    cfg = answer_config(None, "dense")
+    emb = make_embedder(cfg.embedding)
+    store = build_store(golden, cfg, emb)
+    chain = [golden.question(q) for q in ("P074", "P075", "P076")]
+    last = {}
+    for context in (True, False):
+        svc = build_service(golden, with_overrides(cfg, {"answer.followup_context": context}), "dense", emb,
+                            store=store)
+        chat = ChatSession(svc, chain[0].asked_by)
+        for q in chain:
+            last[context] = chat.ask(q.question)
+        assert chat.history[-2].meta[QUERY_META] == "Is there a minimum?"
+    off, on = last[False], last[True]
+    assert (off.refused, off.refusal_reason, off.query) == (True, "insufficient-retrieval", "Is there a minimum?")
+    assert not on.refused and on.cited_doc_ids == ["ops-oncall-rota"]
+    assert on.query == "Is there a minimum? (referring to actually called keepers friday night)"
+    assert "When called in, a keeper is also paid £28 an hour on site, with a minimum of two hours." in on.answer
+
+
 def test_a_price_quoted_beside_the_answer_does_not_answer_an_unanswerable_question():
     """Marrowgate m071 (dense, MiniLM): "How much is afternoon tea at The Quayside?" — no document prices it. The
     reply quoted prices only in sentences off the question's topic; with the type read per sentence it is refused,

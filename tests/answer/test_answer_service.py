@@ -522,3 +522,60 @@ def test_a_restricted_passage_that_covers_more_of_the_question_closes_the_simila
     board = service(s, cfg=open_route).answer(q, BOARD_MEMBER)
     assert board.restricted_lead == 0.0 and board.answer.startswith(f"{plan} [1]")
     s.close()
+
+
+def test_a_context_query_is_read_only_when_the_turn_is_refused_on_its_own(store):
+    """``context_query``: a turn refused on its own query is read once more on the context form and answered from it
+    if it passes; a turn answered alone is not read again, and a context form refused too leaves the first refusal."""
+    svc = service(store)
+    calls = []
+    inner = svc._respond
+
+    def spy(*args):
+        calls.append(args[1])  # the query each reading retrieved with
+        return inner(*args)
+
+    svc._respond = spy
+    alone = "Is there a maximum?"
+    context = "Is there a maximum? (referring to unused days carry over)"
+    first = svc.answer(alone, "hr-user")
+    assert (first.refused, first.refusal_reason, calls) == (True, "insufficient-retrieval", [alone])
+    calls.clear()
+    a = svc.answer(alone, "hr-user", context_query=context)
+    assert calls == [alone, context] and not a.refused and a.query == context
+    assert a.answer == "Up to 5 unused days carry over. [1]"
+    calls.clear()
+    assert not svc.answer(Q, "hr-user", context_query=context).refused and calls == [Q]
+    calls.clear()
+    b = svc.answer("What is the zebraquartz vesting year?", "hr-user", context_query="zebraquartz paid time off?")
+    assert b.refused and b.query == "What is the zebraquartz vesting year?"
+    assert calls == ["What is the zebraquartz vesting year?", "zebraquartz paid time off?"]
+
+
+@pytest.mark.parametrize("cfg, question, context", [
+    (AnswerConfig(), "Is there a maximum?", "Is there a maximum? (referring to days paid time employees)"),
+    # four terms of its own (zebraquartz, vesting, limit, staff): it names its topic and stands alone
+    (AnswerConfig(), "Is there a zebraquartz vesting limit for staff?", None),
+    (AnswerConfig(followup_context_max_terms=4), "Is there a zebraquartz vesting limit for staff?",
+     "Is there a zebraquartz vesting limit for staff? (referring to days paid time employees)"),
+    (AnswerConfig(followup_context=False), "Is there a maximum?", None),
+    # worded as a follow-up: its rewrite is already the context form
+    (AnswerConfig(), "And is it capped?", None),
+])
+def test_a_chat_reads_a_turn_again_in_context_only_when_it_says_too_little_to_stand_alone(store, cfg, question,
+                                                                                         context):
+    svc = service(store, cfg=cfg)
+    chat = ChatSession(svc, "hr-user")
+    chat.ask(Q)
+    seen = []
+    inner = svc.answer
+
+    def spy(*args, **kw):
+        seen.append(kw.get("context_query"))
+        return inner(*args, **kw)
+
+    svc.answer = spy
+    chat.ask(question)
+    assert seen == [context]
+    with pytest.raises(ConfigError, match="followup_context_max_terms must be ≥ 0 terms, found -1"):
+        service(store, cfg=AnswerConfig(followup_context_max_terms=-1)).answer(Q, "hr-user")
