@@ -355,7 +355,7 @@ class AnswerConfig:
     # on its own words is read once more as a follow-up (the "subject" rewrite, then the focus passages above) when it
     # has at most followup_context_max_terms content terms of its own: a question naming its own topic stands alone,
     # and reading one again in its conversation answered near-topic and restricted questions asked mid-chat. The first
-    # refusal stands unless that reading passes (docs/answers.md, session 56; benchmarks/refusals_in_conversation.py).
+    # refusal stands unless that reading passes (docs/answers.md, session 56; benchmarks/answer_midchat.py).
     followup_context: bool = True
     followup_context_max_terms: int = 2
     # Optional query-likelihood reranker (ragbench.answer.rerank): a local chat model name such as "llama" reorders
