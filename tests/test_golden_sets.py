@@ -855,7 +855,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-ostinato": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-bc-26-0417", "[3] and [5]"),
         answerable_injected={"H010": "pub-forum-thread", "H019": "cs-complaint-bc-26-0417"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_ottercliffe": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["yv-agency", "yv-ceo", "yv-chair", "yv-coordinator", "yv-customer", "yv-finance", "yv-hr",
@@ -876,9 +875,50 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-gansey": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-cb-26-0381", "[3] and [5]"),
         answerable_injected={"Y010": "pub-forum-thread", "Y019": "cs-complaint-cb-26-0381"}),
+    "golden_drumwell": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["cq-agency", "cq-ceo", "cq-chair", "cq-customer", "cq-finance", "cq-hr", "cq-prospect", "cq-shop",
+                    "cq-supervisor", "cq-watchmaker"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-remontoire": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-lx-26-0417", "[3] and [5]"),
+        answerable_injected={"F010": "pub-forum-thread", "F019": "cs-complaint-lx-26-0417"}),
+    "golden_sablewick": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["jw-artist", "jw-ceo", "jw-chair", "jw-customer", "jw-finance", "jw-frontdesk", "jw-guest", "jw-hr",
+                    "jw-piercer", "jw-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-stipple": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-sw-26-0583", "[3] and [5]"),
+        answerable_injected={"G010": "pub-forum-thread", "G019": "cs-complaint-sw-26-0583"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_thimbleford": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["px-agency", "px-branchlead", "px-ceo", "px-chair", "px-customer", "px-finance", "px-hr",
+                    "px-prospect", "px-sales", "px-technician"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-ocelot": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-tf-26-0528", "[3] and [5]"),
+        answerable_injected={"K010": "pub-forum-thread", "K019": "cs-complaint-tf-26-0528"}),
+    "golden_tillingcote": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["dz-agency", "dz-ceo", "dz-chair", "dz-chocolatier", "dz-customer", "dz-finance", "dz-hr",
+                    "dz-prospect", "dz-shop", "dz-supervisor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-gianduja": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-tc-26-0582", "[3] and [5]"),
+        answerable_injected={"D010": "pub-forum-thread", "D019": "cs-complaint-tc-26-0582"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_ottercliffe", "golden_carderbeck"})
+HELDOUT = frozenset({"golden_thimbleford", "golden_tillingcote"})
 
 
 def folder_of(name: str) -> Path:
