@@ -287,6 +287,11 @@ class AnswerConfig:
     # count of that noun in the quoted sentences excludes ("up to 10 radiators") is unanswered: the band rule's units
     # (money, per cent, spans of time) do not include counted things (docs/answers.md, session 55).
     answerability_count_bands: bool = True
+    # The answerability check reads a number written as a word (two to ninety-nine) as its digits in the question and in
+    # the answer sentences and their headings: "three years' service" meets the row "3 years" ("one" is left: far more
+    # often a pronoun than a count). Measured in session 57 and left off: pool RA −6 (9 won, 15 lost); the conflict
+    # rule misreads bands a document spells out ("two years, but not yet five"), and a small digit meets table cells.
+    answerability_number_words: bool = False
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

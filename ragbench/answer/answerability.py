@@ -36,7 +36,8 @@ from ..llm.answer_types import (ANSWER_TYPES, MONEY, NUMBER, PERCENT, PHONE, TEM
                                 has_type, under_headers)
 from ..llm.parts import question_parts, split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, count_conflicts, coverage, graded_codes,
-                           is_number, lettered_codes, salient_terms, stem, term_set, without_exclusions, words)
+                           is_number, lettered_codes, numerals, salient_terms, stem, term_set, without_exclusions,
+                           words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS
@@ -778,6 +779,12 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_count_bands)
 
     asked = question.strip()
+    if cfg.answerability_number_words:
+        # "three years' service" asks for the row "3 years": the check reads numbers written as words as digits.
+        asked, query = numerals(asked), numerals(query)
+        sentences, titles = [numerals(s) for s in sentences], [numerals(t) for t in titles]
+        if sentence_contexts is not None:
+            sentence_contexts = [numerals(c) for c in sentence_contexts]
     whole = check(asked, query)
     parts = question_parts(query) if cfg.decompose and whole.splittable else [query]
     if len(parts) < 2:

@@ -71,6 +71,30 @@ _IRREGULAR: dict[str, str] = dict(pair.split(":") for pair in """
     ran:run""".split())
 
 
+_UNITS = "one two three four five six seven eight nine".split()
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_NUMBER_WORD_VALUES: dict[str, int] = {**{w: i for i, w in enumerate(_UNITS, start=1)},
+                                       **{w: i for i, w in enumerate(_TEENS, start=10)},
+                                       **{w: 10 * i for i, w in enumerate(_TENS, start=2)}}
+_NUMBER_WORD = re.compile(r"\b(?:(?P<tens>" + "|".join(_TENS) + r")(?:[-\s](?P<unit>" + "|".join(_UNITS) + r"))?"
+                          r"|(?P<small>" + "|".join(_UNITS[1:] + _TEENS) + r"))\b", re.IGNORECASE)
+
+
+def _numeral(m: re.Match[str]) -> str:
+    if m.group("small"):
+        return str(_NUMBER_WORD_VALUES[m.group("small").lower()])
+    unit = m.group("unit")
+    return str(_NUMBER_WORD_VALUES[m.group("tens").lower()] + (_NUMBER_WORD_VALUES[unit.lower()] if unit else 0))
+
+
+def numerals(text: str) -> str:
+    """``text`` with the number words two to ninety-nine written as digits ("three years'" → "3 years'",
+    "Seven-year-old" → "7-year-old", "twenty-five" → "25"), so that a count asked in words meets the row a document
+    writes in digits. "One" alone stays: it is far more often a pronoun ("the younger one") than a count."""
+    return _NUMBER_WORD.sub(_numeral, text)
+
+
 def stem(token: str) -> str:
     """A light suffix strip so that inflections meet (``approves``/``approved``/``approve`` → ``approv``,
     ``dogs`` → ``dog``, ``policies`` → ``policy``, ``sickness`` → ``sick``, ``planned`` → ``plan``); an irregular

@@ -1322,3 +1322,28 @@ def test_two_amounts_are_a_range_only_in_a_table_row_with_range_forms():
              "Tuners earn between £24,000 and £28,000.", "Tuners earn £24,000 to £28,000.", "From £27,500 a year."]
     assert [states_range(t) for t in texts] == [True, True, True, True, False]
     assert [states_range(t, forms=True) for t in texts] == [False, True, True, True, False]
+
+
+def test_a_number_asked_in_words_meets_the_row_written_in_digits():
+    """Session 57 (measured and left off): with the switch, "four years' service" asks for the row "4 years": the
+    answerability check reads number words as digits, so the row covers the question. The answer is quoted as the
+    document writes it."""
+    from ragbench.llm.signals import numerals
+
+    assert [numerals(t) for t in ("four years' service", "my Seven-year-old", "twenty-five people", "Forty one",
+                                  "the younger one", "one-off", "tenth", "tenant", "often")] == [
+        "4 years' service", "my 7-year-old", "25 people", "41", "the younger one", "one-off", "tenth", "tenant",
+        "often"]
+    body = "Annual leave after 4 years' service: 27 days. After 10 years' service: 30 days."
+    docs = [Document("doc", body, "Leave", acl=Acl.make([], [], "Public"))]
+    said = "Annual leave after 4 years' service: 27 days [1]."
+    question = "How much annual leave do I get with four years' service?"
+    # "four" is in no document: as an everyday word it would weigh nothing (switched off here, as when another
+    # document of the organisation says "four").
+    base = dict(restricted_gap=0.0, answerability_everyday_zipf=0.0)
+    on = _service(make_store(docs), FixedModel(said), NoCosine(), **base, answerability_number_words=True).answer(
+        question, "guest")
+    assert (on.refused, on.decided_by, on.answerability.coverage) == (False, "check:coverage", 1.0)
+    assert on.answer == said
+    off = _service(make_store(docs), FixedModel(said), NoCosine(), **base).answer(question, "guest")  # the default
+    assert (off.refused, off.decided_by) == (True, "check:thresholds")
