@@ -377,11 +377,25 @@ def model_config(cfg: RagbenchConfig, model: str | None) -> RagbenchConfig:
     return with_overrides(cfg, {"answer.chat_model": model, "answer.prompt_name": STRICT_NAME})
 
 
+def check_columns(answer: Any) -> dict[str, Any]:
+    """Why an answer was given or refused, for reading a run afterwards: the answerability check's ``check_reason``
+    (the rule and the word or bar behind a refusal: "asks about the rare word starters, which no readable document
+    contains"; ``None`` when it passed or did not run), its ``coverage`` and ``similarity``, and for a refusal the
+    ``withheld`` draft, the sentences the reader quoted and the check or judge did not let through. Those come from
+    passages the asker may read, with quarantined text already removed, so they show nothing the asker may not see."""
+    check = answer.answerability
+    withheld = (" ".join(s.sentence.text for s in answer.sentences) or None) if answer.refused else None
+    return {"check_reason": check.reason if check is not None else None,
+            "coverage": round(float(check.coverage), 4) if check is not None else None,
+            "similarity": round(float(check.similarity), 4) if check is not None else None,
+            "withheld": withheld}
+
+
 def answer_records(golden: Any, service: Any, qids: Sequence[str], chunk_doc: Mapping[str, str],
                    show_progress: bool = False) -> list[dict]:
     """Answer ``qids`` with ``service`` and return harness records carrying, per question, the measures only the
     answering side can compute (:data:`ragbench.eval.rag_metrics.PASS_THROUGH`: leaks, fact, secret, injection,
-    handled right)."""
+    handled right) and why it answered or refused (:func:`check_columns`)."""
     answers, prompts = answer_golden(service, golden, list(qids), show_progress=show_progress)
     per_q = score_answers("answer", golden, answers, prompts, chunk_doc)
     extra = per_q[per_q["measure"].isin(ANSWER_SIDE)]
@@ -393,6 +407,7 @@ def answer_records(golden: Any, service: Any, qids: Sequence[str], chunk_doc: Ma
         a = answers[qid]
         row = a.to_row(qid)
         row["model_calls"] = 0 if a.refusal_reason == "insufficient-retrieval" else 1
+        row.update(check_columns(a))
         row.update({m: by_q.get(qid, {}).get(m, math.nan) for m in ANSWER_SIDE})
         out.append(row)
     return out

@@ -113,6 +113,25 @@ def test_eval_golden_hook_returns_answer_records(golden):
     assert set(per["measure"]) >= {"LeakedDocs", "FactInAnswer", "SecretInAnswer", "InjectionQuoted", "HandledRight"}
 
 
+def test_answer_records_say_why_a_question_was_refused(golden):
+    """Session 57: a record carries the check's own reason, its coverage and similarity, and for a refusal the draft
+    the check withheld, so a run can be read afterwards without replaying it."""
+    import pandas as pd
+
+    cfg = with_overrides(RagbenchConfig(), FAST)
+    recs = golden_answer_systems(golden, cfg, {})["answer"](pd.DataFrame({"qid": ["g001", "g025", "g051"],
+                                                                           "query": ["x", "y", "z"]}))
+    answered, named, floor = recs
+    assert (answered["check_reason"], answered["coverage"], answered["withheld"]) == (None, 1.0, None)
+    assert (named["refused"], named["decided_by"]) == (True, "check:absent-name")
+    assert named["check_reason"] == "names CCTV, which the answer's documents never mention"
+    assert (named["coverage"], named["similarity"]) == (0.529, 0.3286)
+    assert named["withheld"].startswith("Closed case files are kept for 6 years after the employee leaves")
+    # refused before any draft was read: nothing to say beyond decided_by
+    assert (floor["decided_by"], floor["check_reason"], floor["coverage"], floor["withheld"]) == (
+        "retrieval-floor", None, None, None)
+
+
 def _ragbench(args, cwd, stdin=None):
     cfg = cwd / "fast.yaml"
     cfg.write_text("embedding:\n  model: hashing\n  cache: false\n", encoding="utf-8")
