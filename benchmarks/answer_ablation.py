@@ -70,6 +70,7 @@ RULES: tuple[Rule, ...] = (
     Rule("closure-years", {"answer.answerability_closure_years": False}),
     Rule("profits", {"answer.answerability_profits": False}),
     Rule("count-bands", {"answer.answerability_count_bands": False}),
+    Rule("split-type-topic", {"answer.answerability_split_type_topic": False}),
     Rule("rewriter-siblings", {"answer.rewriter_siblings": False}),
     Rule("followup-context", {"answer.followup_context": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),

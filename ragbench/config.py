@@ -292,6 +292,11 @@ class AnswerConfig:
     # often a pronoun than a count). Measured in session 57 and left off: pool RA −6 (9 won, 15 lost); the conflict
     # rule misreads bands a document spells out ("two years, but not yet five"), and a small digit meets table cells.
     answerability_number_words: bool = False
+    # A multi-part question refused because no sentence stating the asked type covers enough of the *whole* question
+    # (its other part's words dilute every sentence's share: "How much is a new laptop keyboard, and how long is it
+    # guaranteed for?") is judged per part, as the thresholds and names already are (answer.decompose; docs/answers.md,
+    # session 57).
+    answerability_split_type_topic: bool = True
     # A month asked about with its year as a point ("What was availability in August 2026?") must be named by the
     # answer, its headings or table headers: the rows of other months answer another question (docs/answers.md,
     # session 49). The year is the unstated-year rule's (answerability_years).

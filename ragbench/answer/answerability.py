@@ -730,8 +730,16 @@ def rule_of(reason: str | None) -> str:
     return "other"
 
 
-def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, AnswerabilityReport]]
-                  ) -> AnswerabilityReport:
+def splits_type_topic(report: AnswerabilityReport) -> bool:
+    """Refused by the type-off-topic rule: no sentence stating the asked type covers enough of the question. For a
+    question of two parts that share is of the whole question, whose other part's words no sentence of this part's
+    topic says ("How much is a new laptop keyboard, and how long is it guaranteed for?"), so each part is judged on
+    its own (``answer.answerability_split_type_topic``)."""
+    return not report.answerable and rule_of(report.reason) == "type-off-topic"
+
+
+def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, AnswerabilityReport]],
+                  type_topic: bool = False) -> AnswerabilityReport:
     """The verdict on a multi-part question ("How many of us have to go, and can the drugs stay in the car?")
     that the whole check refused on the coverage and similarity thresholds, for a name the answer's documents
     never mention (one part may ask about another venue than the other) or for a rare word no readable document
@@ -739,8 +747,9 @@ def combine_parts(whole: AnswerabilityReport, parts: Sequence[tuple[str, Answera
     :attr:`AnswerabilityReport.unanswered_parts`), else refused with every part's reason. A two-part question
     mixes two topics, so its coverage and cosine against either part's sentences are low. A whole question refused
     for a contradiction (a missing answer type, a sibling qualifier, an unknown name) stays refused: its sentences
-    would be quoted as they are."""
-    if whole.answerable or not parts or not _splittable(whole.reason):
+    would be quoted as they are. With ``type_topic``, so is one refused because no sentence stating the asked type
+    covers enough of the whole question (:func:`splits_type_topic`)."""
+    if whole.answerable or not parts or not (_splittable(whole.reason) or (type_topic and splits_type_topic(whole))):
         return whole
     if any(r.answerable for _, r in parts):
         return replace(whole, answerable=True, reason=None, parts=tuple(parts))
@@ -786,14 +795,15 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
         if sentence_contexts is not None:
             sentence_contexts = [numerals(c) for c in sentence_contexts]
     whole = check(asked, query)
-    parts = question_parts(query) if cfg.decompose and whole.splittable else [query]
+    split = whole.splittable or (cfg.answerability_split_type_topic and splits_type_topic(whole))
+    parts = question_parts(query) if cfg.decompose and split else [query]
     if len(parts) < 2:
         return whole
     # The user's own wording of each part when it splits the same way (a follow-up's carried subject is on every
     # part of the standalone form).
     own = question_parts(asked)
     own = own if len(own) == len(parts) else parts
-    return combine_parts(whole, [(p, check(o, p)) for o, p in zip(own, parts)])
+    return combine_parts(whole, [(p, check(o, p)) for o, p in zip(own, parts)], cfg.answerability_split_type_topic)
 
 
 _WORD_SHAPE = re.compile(r"[^\W\d_][\w'’-]*")

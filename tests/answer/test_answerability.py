@@ -1347,3 +1347,36 @@ def test_a_number_asked_in_words_meets_the_row_written_in_digits():
     assert on.answer == said
     off = _service(make_store(docs), FixedModel(said), NoCosine(), **base).answer(question, "guest")  # the default
     assert (off.refused, off.decided_by) == (True, "check:thresholds")
+
+
+def test_a_two_part_question_off_topic_for_its_type_is_judged_per_part():
+    """Thimbleford K041's shape (session 57): "How much is a new laptop keyboard, and how long is it guaranteed
+    for?" was refused as off-topic for its type with the keyboard's price in hand: the second part's word weighs
+    most, so no sentence stating money covers 0.2 of the whole question. Judged per part, the first is answered and
+    the second listed unanswered; with the switch off (or without decompose) the whole refusal stands."""
+    from ragbench.answer.answerability import splits_type_topic
+
+    pub = Acl.make([], [], "Public")
+    body = "| Job | Price |\n|---|---|\n| Laptop keyboard | from £105 |\n| Phone screen | from £79 |"
+    # Six notes that mention laptop keyboards make those words common: "guaranteed", in no document, weighs most.
+    docs = [Document("prices", body, "Repair prices", acl=pub)] + [
+        Document(f"note{i}", f"Note {i}: a laptop keyboard sticks after spills; dry it for {i + 2} days.",
+                 f"Note {i}", acl=pub) for i in range(6)]
+    said = "Laptop keyboard | from £105 | [1]."
+    question = "How much is a new laptop keyboard, and how long is it guaranteed for?"
+
+    def ask(**cfg):
+        return _service(make_store(docs), FixedModel(said), NoCosine(), restricted_gap=0.0, **cfg).answer(
+            question, "guest")
+
+    on = ask()
+    assert (on.refused, on.decided_by, on.answer) == (False, "check:parts", said)
+    assert [(text, r.answerable) for text, r in on.answerability.parts] == [
+        ("How much is a new laptop keyboard", True), ("how long is it guaranteed for?", False)]
+    assert on.answerability.parts[1][1].reason == "no number in an answer sentence on the question's topic " \
+                                                  "(coverage < 0.2)"
+    whole = "no money in an answer sentence on the question's topic (coverage < 0.2)"
+    for off in (ask(answerability_split_type_topic=False), ask(decompose=False)):
+        assert (off.refused, off.decided_by, off.answerability.reason) == (True, "check:type-off-topic", whole)
+        assert splits_type_topic(off.answerability)
+    assert not splits_type_topic(on.answerability)
