@@ -895,7 +895,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-stipple": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-sw-26-0583", "[3] and [5]"),
         answerable_injected={"G010": "pub-forum-thread", "G019": "cs-complaint-sw-26-0583"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_thimbleford": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["px-agency", "px-branchlead", "px-ceo", "px-chair", "px-customer", "px-finance", "px-hr",
@@ -916,9 +915,50 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-gianduja": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-tc-26-0582", "[3] and [5]"),
         answerable_injected={"D010": "pub-forum-thread", "D019": "cs-complaint-tc-26-0582"}),
+    "golden_heddlestow": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["bw-agency", "bw-ceo", "bw-chair", "bw-crew", "bw-customer", "bw-finance", "bw-hr", "bw-pilot",
+                    "bw-prospect", "bw-sales"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-lenticular": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-hs-26-0462", "[3] and [5]"),
+        answerable_injected={"B010": "pub-forum-thread", "B019": "cs-complaint-hs-26-0462"}),
+    "golden_ellerdyke": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["qc-agency", "qc-ceo", "qc-chair", "qc-cheesemaker", "qc-customer", "qc-finance", "qc-herdsman",
+                    "qc-hr", "qc-prospect", "qc-shop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-marrowfat": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ey-26-0463", "[3] and [5]"),
+        answerable_injected={"C010": "pub-forum-thread", "C019": "cs-complaint-ey-26-0463"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_emberhythe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["gq-agency", "gq-board", "gq-ceo", "gq-customer", "gq-finance", "gq-glassmaker", "gq-hr",
+                    "gq-prospect", "gq-shop", "gq-tutor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-marver": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-eg-26-0417", "[3] and [5]"),
+        answerable_injected={"G010": "pub-forum-thread", "G019": "cs-complaint-eg-26-0417"}),
+    "golden_fletchmoor": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["xa-agency", "xa-bookings", "xa-ceo", "xa-chair", "xa-customer", "xa-finance", "xa-hr",
+                    "xa-instructor", "xa-prospect", "xa-supervisor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-bracer": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-fm-26-0364", "[3] and [5]"),
+        answerable_injected={"A010": "pub-forum-thread", "A019": "cs-complaint-fm-26-0364"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_thimbleford", "golden_tillingcote"})
+HELDOUT = frozenset({"golden_emberhythe", "golden_fletchmoor"})
 
 
 def folder_of(name: str) -> Path:
