@@ -732,9 +732,9 @@ def rule_of(reason: str | None) -> str:
 
 def splits_type_topic(report: AnswerabilityReport) -> bool:
     """Refused by the type-off-topic rule: no sentence stating the asked type covers enough of the question. For a
-    question of two parts that share is of the whole question, whose other part's words no sentence of this part's
-    topic says ("How much is a new laptop keyboard, and how long is it guaranteed for?"), so each part is judged on
-    its own (``answer.answerability_split_type_topic``)."""
+    two-part question that share is counted over both parts' words, and a sentence on one part's topic rarely says
+    the other's ("How much is a new laptop keyboard, and how long is it guaranteed for?"), so with
+    ``answer.answerability_split_type_topic`` each part is judged on its own."""
     return not report.answerable and rule_of(report.reason) == "type-off-topic"
 
 

@@ -381,8 +381,9 @@ def check_columns(answer: Any) -> dict[str, Any]:
     """Why an answer was given or refused, for reading a run afterwards: the answerability check's ``check_reason``
     (the rule and the word or bar behind a refusal: "asks about the rare word starters, which no readable document
     contains"; ``None`` when it passed or did not run), its ``coverage`` and ``similarity``, and for a refusal the
-    ``withheld`` draft, the sentences the reader quoted and the check or judge did not let through. Those come from
-    passages the asker may read, with quarantined text already removed, so they show nothing the asker may not see."""
+    ``withheld`` draft, the sentences the reader wrote and a check or the judge did not let through. The reader saw
+    only passages the asker may read, with quarantined text removed, so the draft shows nothing the asker may not
+    see."""
     check = answer.answerability
     withheld = (" ".join(s.sentence.text for s in answer.sentences) or None) if answer.refused else None
     return {"check_reason": check.reason if check is not None else None,
