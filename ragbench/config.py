@@ -271,6 +271,11 @@ class AnswerConfig:
     # leave out of their own list of relations (rows for parents, grandparents, aunts and uncles, and no row for any
     # other relative) is unanswered (docs/answers.md, session 54).
     answerability_relations: bool = True
+    # With answerability_relations, a friend or a pet asked about ("bereavement leave when my dog dies", "… when a close
+    # friend dies") is a relation too: rows for family members answer neither, a row for any other relative does not
+    # answer them either, and a row for anyone else answers a friend (docs/answers.md, session 58: pool +1 unanswerable,
+    # 0 lost; blind emberhythe + fletchmoor unchanged).
+    answerability_other_relations: bool = True
     # The band-top rule (answerability_band_tops) counts two amounts as a range only in a table row (a band's start and
     # top columns); running text needs a range's form ("£12.90 to £13.85", "between £X and £Y"): "a surcharge of £25 on
     # Saturday and £40 on Sunday" is no band (docs/answers.md, session 54).

@@ -785,7 +785,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_sick_pay_periods, cfg.answerability_type_names,
                       cfg.answerability_relations, cfg.answerability_range_forms,
                       cfg.answerability_closure_years, cfg.answerability_profits,
-                      cfg.answerability_count_bands)
+                      cfg.answerability_count_bands, cfg.answerability_other_relations)
 
     asked = question.strip()
     if cfg.answerability_number_words:
@@ -850,7 +850,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            stance_words: bool = False, sick_pay_periods: bool = False,
            type_names: bool = False, check_relations: bool = False,
            range_forms: bool = False, closure_years: bool = False,
-           check_profits: bool = False, check_counts: bool = False) -> AnswerabilityReport:
+           check_profits: bool = False, check_counts: bool = False,
+           other_relations: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -917,7 +918,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     for a profit (:func:`asks_profit`) is answered only when an answer sentence, with its headings and table headers,
     names a profit or loss (:func:`states_profit`). With ``check_counts``, a count of a plural noun the question asks
     about ("15 radiators") that every count of that noun in the quoted sentences excludes ("up to 10 radiators") is
-    unanswered (:func:`~ragbench.llm.signals.count_conflicts`)."""
+    unanswered (:func:`~ragbench.llm.signals.count_conflicts`). With ``other_relations`` too, the relation rule reads a
+    friend or a pet asked about as a relation ("bereavement leave when my dog dies" against the rows for family)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1182,7 +1184,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # "How much bereavement leave do I get for a cousin?" asks about one relation; rows for parents, grandparents,
     # aunts and uncles answer others. Only the quoted sentences count, as for vehicles.
     if check_relations:
-        unlisted = unlisted_relations(asking, " . ".join(typed_as))
+        unlisted = unlisted_relations(asking, " . ".join(typed_as), other_relations)
         if unlisted:
             return AnswerabilityReport(cov, sim, kind, found, False, UNLISTED_RELATION + ", ".join(unlisted)
                                        + ", which the answer's relations leave out", **signals)

@@ -80,21 +80,46 @@ _ANY_RELATION = re.compile(r"\b(?:any\s+other|other|another|wider|extended)\s+(?
                            r"(?:\s+members?)?|relations?|person|people|dependants?)\b|\banyone\s+else\b", re.IGNORECASE)
 
 
-def relations_named(text: str) -> dict[int, str]:
-    """The family relations ``text`` names (kinship classes, cousins, nieces and nephews): relation → first word."""
+#: Relations outside the family that leave tables list beside it ("a close friend's funeral | 1 day", "the death of a
+#: pet | 1 day unpaid"): a friend is no relative, and a pet is no person at all.
+_OTHER_RELATIONS: tuple[str, ...] = ("friend friends", "pet pets dog dogs cat cats puppy puppies kitten kittens")
+_WITH_OTHERS_OF = _index((*_LISTED_RELATIONS, *_OTHER_RELATIONS))
+_FRIEND, _PET = len(_LISTED_RELATIONS), len(_LISTED_RELATIONS) + 1
+#: A row for anyone at all ("anyone else", "any other person"): it answers a friend, though not a pet.
+_ANY_PERSON = re.compile(r"\b(?:anyone|anybody|someone|somebody)\s+else\b|\b(?:any\s+)?other\s+(?:person|people)\b",
+                         re.IGNORECASE)
+
+
+def relations_named(text: str, others: bool = False) -> dict[int, str]:
+    """The family relations ``text`` names (kinship classes, cousins, nieces and nephews): relation → first word.
+    With ``others``, a friend and a pet count as relations too."""
+    index = _WITH_OTHERS_OF if others else _LISTED_OF
     out: dict[int, str] = {}
     for w in _KIN_WORD.findall(text):
-        r = _lookup(_LISTED_OF, w)
+        r = _lookup(index, w)
         if r is not None:
             out.setdefault(r, w)
     return out
 
 
-def unlisted_relations(asked: str, answer: str) -> list[str]:
+def unlisted_relations(asked: str, answer: str, others: bool = False) -> list[str]:
     """The relations ``asked`` names that ``answer`` leaves out of its own list of relations: ``["cousin"]`` for
     "bereavement leave for a cousin" answered with the rows for parents, grandparents, aunts and uncles. None
-    unless the answer names at least two other relations and has no row for everyone else ("any other relative")."""
-    named = relations_named(answer)
-    if len(named) < 2 or _ANY_RELATION.search(answer):
+    unless the answer names at least two other relations and has no row for everyone else ("any other relative").
+    With ``others``, a friend or a pet asked about counts too ("when my dog dies" against the same rows): a row for
+    any other relative answers neither, a row for anyone else answers a friend."""
+    named = relations_named(answer, others)
+    if len(named) < 2:
         return []
-    return [w for r, w in relations_named(asked).items() if r not in named]
+    any_relative = _ANY_RELATION.search(answer) is not None
+    if any_relative and not others:
+        return []
+    any_person = any_relative and _ANY_PERSON.search(answer) is not None
+    out = []
+    for r, w in relations_named(asked, others).items():
+        if r in named:
+            continue
+        if r < _FRIEND and any_relative or r == _FRIEND and any_person:
+            continue
+        out.append(w)
+    return out

@@ -1164,13 +1164,16 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
     ("Bereavement leave for a parent or a sibling: 5 days. For a grandparent, an aunt or an uncle: 2 days.", "Leave",
      "How much bereavement leave do I get for a cousin?", "relation", "answerability_relations",
      dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0)),
+    ("Bereavement leave for a child or a partner: 10 days. For a parent or a sibling: 5 days.", "Leave",
+     "How much bereavement leave do I get when my dog dies?", "relation", "answerability_other_relations",
+     dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0, answerability_type_coverage=0.0)),
 ])
 def test_service_refuses_by_default_what_answers_another_question(body, title, question, rule, switch, cfg):
     """A band's start for its top (asked as such or as the most a role can earn), an amount a month for an interest
-    rate, the car rows for a van, the rows for parents and aunts for a cousin, two surcharges in running text for a
-    band's top, an hours row under a dated title and a yearly closure for a closure to come, a turnover for a profit,
-    the price for up to 10 radiators for 15: each refused by its rule under the default config, answered with the
-    rule switched off."""
+    rate, the car rows for a van, the rows for parents and aunts for a cousin (and the family rows for a dog), two
+    surcharges in running text for a band's top, an hours row under a dated title and a yearly closure for a closure
+    to come, a turnover for a profit, the price for up to 10 radiators for 15: each refused by its rule under the
+    default config, answered with the rule switched off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)
@@ -1288,6 +1291,41 @@ def test_a_relation_the_answers_list_of_relations_leaves_out():
         "niece"]
     assert relations_named("Your mum, dad, wife or husband; grandad; a cousin.") == {
         1: "mum", 2: "wife", 0: "grandad", 7: "cousin"}
+
+
+def test_a_friend_or_a_pet_the_answers_list_of_relations_leaves_out():
+    """Ellerdyke C062's shape (session 58): "bereavement leave when my dog dies" answered with the rows for a child,
+    a parent and a grandparent. With ``other_relations`` a friend or a pet is a relation the answer must list; a row
+    for any other relative answers neither (neither is a relative), one for anyone else answers a friend only."""
+    from ragbench.answer.kinship import relations_named, unlisted_relations
+
+    rows = ["A child of yours | 10 working days |.", "A parent or a partner | 5 working days |.",
+            "A grandparent | 2 working days |."]
+    w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " bereavement leave dies"])
+    q = "How much bereavement leave do I get when my dog dies?"
+    r = assess(q, q, rows, ["Leave"], w, None, 0.0, 0.0, sentence_contexts=["| Relation | Leave |"] * 3,
+               check_relations=True, other_relations=True)
+    assert (r.answerable, r.reason) == (False, "asks about the relation dog, which the answer's relations leave out")
+    # without the switch a dog is no relation, as before
+    assert assess(q, q, rows, ["Leave"], w, None, 0.0, 0.0, check_relations=True).answerable
+    pet_row = [*rows, "The death of a pet | 1 day, unpaid |."]
+    assert assess(q, q, pet_row, ["Leave"], w, None, 0.0, 0.0, check_relations=True, other_relations=True).answerable
+    answer = " ".join(rows)
+    friend = "How many days do I get when a close friend dies?"
+    assert unlisted_relations(friend, answer, others=True) == ["friend"]
+    assert unlisted_relations(friend, answer + " Any other relative | 1 day |.", others=True) == ["friend"]
+    assert unlisted_relations(friend, answer + " Anyone else close to you | 1 day |.", others=True) == []
+    assert unlisted_relations(q, answer + " Anyone else close to you | 1 day |.", others=True) == ["dog"]
+    # a family relation is still covered by a row for any other relative, with the switch on or off
+    cousin = "How much bereavement leave do I get for a cousin?"
+    assert unlisted_relations(cousin, answer + " Any other relative | 1 day |.", others=True) == []
+    assert unlisted_relations(cousin, answer, others=True) == unlisted_relations(cousin, answer) == ["cousin"]
+    # one relation named is no list; a question naming no relation is never refused by the rule
+    assert unlisted_relations(q, "Children under 5 travel free.", others=True) == []
+    assert unlisted_relations("Can I bring my puppy?", answer, others=True) == ["puppy"]
+    assert unlisted_relations("What's the mileage rate?", answer, others=True) == []
+    assert relations_named("my friends, our cats and kittens", others=True) == {9: "friends", 10: "cats"}
+    assert relations_named("my friends, our cats and kittens") == {}
 
 
 def test_type_names_weigh_nothing_once_the_type_is_found_when_switched_on():
