@@ -935,7 +935,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-marrowfat": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-ey-26-0463", "[3] and [5]"),
         answerable_injected={"C010": "pub-forum-thread", "C019": "cs-complaint-ey-26-0463"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_emberhythe": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["gq-agency", "gq-board", "gq-ceo", "gq-customer", "gq-finance", "gq-glassmaker", "gq-hr",
@@ -956,9 +955,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-bracer": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-fm-26-0364", "[3] and [5]"),
         answerable_injected={"A010": "pub-forum-thread", "A019": "cs-complaint-fm-26-0364"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_quenchley": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["fg-agency", "fg-ceo", "fg-chair", "fg-customer", "fg-finance", "fg-fitter", "fg-hr",
+                    "fg-prospect", "fg-shop", "fg-smith"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-swage": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-qf-26-0388", "[3] and [5]"),
+        answerable_injected={"N010": "pub-forum-thread", "N019": "cs-complaint-qf-26-0388"}),
+    "golden_whinacre": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["cv-adviser", "cv-agency", "cv-ceo", "cv-chair", "cv-customer", "cv-finance", "cv-handover",
+                    "cv-hr", "cv-prospect", "cv-technician"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-capstan": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wa-26-0388", "[3] and [5]"),
+        answerable_injected={"L010": "pub-forum-thread", "L019": "cs-complaint-wa-26-0388"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_emberhythe", "golden_fletchmoor"})
+HELDOUT = frozenset({"golden_quenchley", "golden_whinacre"})
 
 
 def folder_of(name: str) -> Path:
