@@ -276,6 +276,11 @@ class AnswerConfig:
     # answer them either, and a row for anyone else answers a friend (docs/answers.md, session 58: pool +1 unanswerable,
     # 0 lost; blind emberhythe + fletchmoor unchanged).
     answerability_other_relations: bool = True
+    # A word for a part of the week ("weekday", "weeknight", "midweek", "weekend") is met in the answerability check by
+    # the name of one of its days ("Monday to Thursday | £23"): in coverage, and it is then no rare word to refuse on,
+    # as a family word is met by its relation (docs/answers.md, session 58: pool +13 / +11, refuse slices equal; blind
+    # quenchley + whinacre unchanged).
+    answerability_week_parts: bool = True
     # The band-top rule (answerability_band_tops) counts two amounts as a range only in a table row (a band's start and
     # top columns); running text needs a range's form ("£12.90 to £13.85", "between £X and £Y"): "a surcharge of £25 on
     # Saturday and £40 on Sunday" is no band (docs/answers.md, session 54).

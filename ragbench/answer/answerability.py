@@ -507,14 +507,31 @@ def rare_thing(word: str, below: float) -> bool:
 # ------------------------------------------------------------------------------------------ the check
 
 
+#: Words for a part of the week, each met by the names of the days it is made of: "weekday" by "Monday to Thursday",
+#: "weekend" by "Saturday". A price list says which days a price holds on; the asker says "on a weekday".
+_WEEK_PARTS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("weekday", "weekdays", "weeknight", "weeknights", "midweek"),
+                    frozenset("monday tuesday wednesday thursday friday".split())),
+    **dict.fromkeys(("weekend", "weekends"), frozenset(("saturday", "sunday"))),
+}
+
+
+def days_named_for(word: str, candidates: Iterable[str]) -> bool:
+    """Whether ``candidates`` name a day of the part of the week ``word`` names ("weekday" and "Tuesday")."""
+    days = _WEEK_PARTS.get(word.lower())
+    return days is not None and any(c.lower() in days for c in candidates)
+
+
 class WordMatcher:
     """Cosine similarity between single words with a sentence embedder (cached), so that a question term with no
     exact match in the answer can still be covered by a near-synonym (``vacation`` ~ ``holiday``)."""
 
-    def __init__(self, embedder: Any, synonym_zipf: float = 0.0, kinship: bool = False) -> None:
+    def __init__(self, embedder: Any, synonym_zipf: float = 0.0, kinship: bool = False,
+                 week_parts: bool = False) -> None:
         self.embedder = embedder
         self.synonym_zipf = synonym_zipf
         self.kinship = kinship
+        self.week_parts = week_parts
         self._vecs: dict[str, np.ndarray] = {}
 
     def _embed(self, words: Sequence[str]) -> None:
@@ -526,10 +543,14 @@ class WordMatcher:
     def synonym_in(self, word: str, candidates: Sequence[str]) -> bool:
         """Is one of ``candidates`` a WordNet synonym of ``word`` (compared by stem)? Only asked of a word rarer than
         ``synonym_zipf`` (0: never): a common word's many senses give synonyms of the wrong one. With ``kinship``, a
-        family word is matched by any word of its family relation ("grandparent" for "grandad"; :mod:`.kinship`)."""
+        family word is matched by any word of its family relation ("grandparent" for "grandad"; :mod:`.kinship`).
+        With ``week_parts``, a word for a part of the week by the name of one of its days ("weekday" by "Tuesday";
+        :func:`days_named_for`)."""
         if not candidates:
             return False
         if self.kinship and same_relation_in(word, candidates):
+            return True
+        if self.week_parts and days_named_for(word, candidates):
             return True
         if self.synonym_zipf <= 0:
             return False
@@ -1075,7 +1096,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         for t in sorted(asking_terms - aside):
             w = surface.get(t, t)
             if (t in terms and df.get(t, 0) > 0 and t not in answer_terms and t not in document_terms
-                    and rare_thing(w, sibling_zipf) and not after_subject(w, question) and w.lower() not in seen_words):
+                    and rare_thing(w, sibling_zipf) and not after_subject(w, question) and w.lower() not in seen_words
+                    and not (matcher is not None and matcher.week_parts and days_named_for(w, evidence_words))):
                 siblings.append(w)
     # What holds from a date is a change: an answer that never states the date gives what holds now (today's dog
     # charge for "How much will the dog charge be from April 2026?").

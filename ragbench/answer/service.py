@@ -870,7 +870,7 @@ class AnsweringService:
             return None
         if self._matcher is None and self.embedder is not None:
             self._matcher = WordMatcher(self.embedder, self.cfg.answerability_synonym_zipf,
-                                        self.cfg.kinship)
+                                        self.cfg.kinship, self.cfg.answerability_week_parts)
         sentences = [s.sentence.text for s in report.sentences]
         sentence_contexts = list(contexts) if contexts is not None else self.own_contexts(report, hits)
         titles = distinct(sentence_contexts)

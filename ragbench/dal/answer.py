@@ -147,7 +147,7 @@ def research_answer(result: ResearchResult, chat_model: ChatModel, cfg: AnswerCo
         by_id = {h.chunk_id: h for h in hits}
         own = [by_id[s.chunk_id].title if s.chunk_id in by_id else "" for s in report.sentences]
         quoted = set().union(*(source_terms[s.chunk_id] for s in report.sentences if s.chunk_id in by_id))
-        matcher = (WordMatcher(embedder, cfg.answerability_synonym_zipf, cfg.kinship)
+        matcher = (WordMatcher(embedder, cfg.answerability_synonym_zipf, cfg.kinship, cfg.answerability_week_parts)
                    if embedder is not None else None)
         check = assess_answer(cfg, question, question, [s.sentence.text for s in report.sentences], distinct(own),
                               weights, embedder, matcher, document_terms=quoted, sentence_contexts=own)

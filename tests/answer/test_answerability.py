@@ -814,6 +814,26 @@ def test_the_per_sentence_type_test_can_read_soft_coverage():
     assert soft.answerable and soft.soft_coverage > soft.coverage
 
 
+def test_a_part_of_the_week_is_met_by_the_names_of_its_days():
+    """Fletchmoor A070's shape (session 58): "axe throwing for 8 of us on a weekday" answered with "£25 Monday to
+    Thursday" was refused because "weekday" is in no readable document. With ``week_parts`` the matcher meets a word
+    for a part of the week by one of its days' names, as it meets "grandad" by "grandparent": it is covered and no
+    rare word. A weekend is not met by a Tuesday."""
+    from ragbench.answer.answerability import WordMatcher, days_named_for
+
+    said = ["Axe throwing, 8 or more people: £25 Monday to Thursday, £30 Friday to Sunday."]
+    w = TermWeights.from_texts(["The office opens at 08:00.", *said])  # no document says "weekday"
+    q = "how much is axe throwing for 8 of us on a weekday?"
+    on, off = WordMatcher(NoCosine(), week_parts=True), WordMatcher(NoCosine())
+    r = assess(q, q, said, ["Prices"], w, None, 0.5, 0.0, matcher=on, rare_zipf=4.0)
+    assert r.answerable and r.soft_coverage == pytest.approx(1.0)
+    r = assess(q, q, said, ["Prices"], w, None, 0.5, 0.0, matcher=off, rare_zipf=4.0)
+    assert (r.answerable, r.reason) == (False, "asks about the rare word weekday, which no readable document contains")
+    assert days_named_for("weeknights", ["Standby", "Monday"]) and days_named_for("Weekend", ["sunday"])
+    assert not days_named_for("weekend", ["Tuesday", "Friday"]) and not days_named_for("week", ["Monday"])
+    assert not on.synonym_in("weekend", ["Tuesday"]) and on.synonym_in("midweek", ["Wednesday"])
+
+
 def test_a_closure_to_come_asked_when_needs_a_date_on_the_calendar():
     """Ovenholme B049's shape (session 48): "when is the Dowerby shop closing down" answered with the shop's opening
     hours, which carry the time type and the word "closed". A closure to come asks for a day on the calendar."""
