@@ -955,7 +955,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-bracer": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-fm-26-0364", "[3] and [5]"),
         answerable_injected={"A010": "pub-forum-thread", "A019": "cs-complaint-fm-26-0364"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_quenchley": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["fg-agency", "fg-ceo", "fg-chair", "fg-customer", "fg-finance", "fg-fitter", "fg-hr",
@@ -976,9 +975,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-capstan": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wa-26-0388", "[3] and [5]"),
         answerable_injected={"L010": "pub-forum-thread", "L019": "cs-complaint-wa-26-0388"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_kedgemoor": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["tj-agency", "tj-ceo", "tj-chair", "tj-customer", "tj-driver", "tj-finance", "tj-hr",
+                    "tj-instructor", "tj-prospect", "tj-shop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-gunwale": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-km-26-0512", "[3] and [5]"),
+        answerable_injected={"T010": "pub-forum-thread", "T019": "cs-complaint-km-26-0512"}),
+    "golden_vinegarth": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["dy-agency", "dy-ceo", "dy-chair", "dy-customer", "dy-finance", "dy-fryer", "dy-hr",
+                    "dy-prospect", "dy-shopmgr", "dy-vanlead"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-tureen": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-vg-26-0588", "[3] and [5]"),
+        answerable_injected={"Y010": "pub-forum-thread", "Y019": "cs-complaint-vg-26-0588"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_quenchley", "golden_whinacre"})
+HELDOUT = frozenset({"golden_kedgemoor", "golden_vinegarth"})
 
 
 def folder_of(name: str) -> Path:
