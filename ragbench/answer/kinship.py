@@ -84,7 +84,7 @@ _ANY_RELATION = re.compile(r"\b(?:any\s+other|other|another|wider|extended)\s+(?
 #: pet | 1 day unpaid"): a friend is no relative, and a pet is no person at all.
 _OTHER_RELATIONS: tuple[str, ...] = ("friend friends", "pet pets dog dogs cat cats puppy puppies kitten kittens")
 _WITH_OTHERS_OF = _index((*_LISTED_RELATIONS, *_OTHER_RELATIONS))
-_FRIEND, _PET = len(_LISTED_RELATIONS), len(_LISTED_RELATIONS) + 1
+_FRIEND = len(_LISTED_RELATIONS)  # the friend line's index; the pet line follows it
 #: A row for anyone at all ("anyone else", "any other person"): it answers a friend, though not a pet.
 _ANY_PERSON = re.compile(r"\b(?:anyone|anybody|someone|somebody)\s+else\b|\b(?:any\s+)?other\s+(?:person|people)\b",
                          re.IGNORECASE)
