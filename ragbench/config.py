@@ -297,6 +297,10 @@ class AnswerConfig:
     # count of that noun in the quoted sentences excludes ("up to 10 radiators") is unanswered: the band rule's units
     # (money, per cent, spans of time) do not include counted things (docs/answers.md, session 55).
     answerability_count_bands: bool = True
+    # A length the question asks about ("a pair of driveway gates 5 metres wide", "a hedge taller than 4 m") that every
+    # length in the quoted sentences excludes ("up to 3.0 m", "3.0 m to 4.0 m") is unanswered: lengths in mm, cm or
+    # metres, compared in metres, as the count rule compares counted things (docs/answers.md, session 59).
+    answerability_lengths: bool = True
     # The answerability check reads a number written as a word (two to ninety-nine) as its digits in the question and in
     # the answer sentences and their headings: "three years' service" meets the row "3 years" ("one" is left: far more
     # often a pronoun than a count). Measured in session 57 and left off: pool RA −6 (9 won, 15 lost); the conflict

@@ -36,8 +36,8 @@ from ..llm.answer_types import (ANSWER_TYPES, MONEY, NUMBER, PERCENT, PHONE, TEM
                                 has_type, under_headers)
 from ..llm.parts import question_parts, split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, count_conflicts, coverage, graded_codes,
-                           is_number, lettered_codes, numerals, salient_terms, stem, term_set, without_exclusions,
-                           words)
+                           is_number, length_conflicts, lettered_codes, numerals, salient_terms, stem, term_set,
+                           without_exclusions, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS
@@ -690,7 +690,7 @@ def _splittable(reason: str | None) -> bool:
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
                            PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
                            ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE, UNLISTED_RELATION,
-                           PROFIT_UNSTATED, UNSTATED_COUNT))
+                           PROFIT_UNSTATED, UNSTATED_COUNT, UNSTATED_LENGTH))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -708,6 +708,7 @@ ABROAD_UNSAID = "asks about abroad"
 INTEREST_UNSTATED = "asks for an interest rate"
 PROFIT_UNSTATED = "asks for a profit"
 UNSTATED_COUNT = "asks about the count "
+UNSTATED_LENGTH = "asks about the length "
 UNNAMED_VEHICLE = "asks about the vehicle "
 UNLISTED_RELATION = "asks about the relation "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
@@ -723,6 +724,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
     (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"), (UNNAMED_VEHICLE, "vehicle"),
     (UNLISTED_RELATION, "relation"), (PROFIT_UNSTATED, "profit"), (UNSTATED_COUNT, "count-band"),
+    (UNSTATED_LENGTH, "length-band"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -806,7 +808,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_sick_pay_periods, cfg.answerability_type_names,
                       cfg.answerability_relations, cfg.answerability_range_forms,
                       cfg.answerability_closure_years, cfg.answerability_profits,
-                      cfg.answerability_count_bands, cfg.answerability_other_relations)
+                      cfg.answerability_count_bands, cfg.answerability_other_relations,
+                      cfg.answerability_lengths)
 
     asked = question.strip()
     if cfg.answerability_number_words:
@@ -872,7 +875,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            type_names: bool = False, check_relations: bool = False,
            range_forms: bool = False, closure_years: bool = False,
            check_profits: bool = False, check_counts: bool = False,
-           other_relations: bool = False) -> AnswerabilityReport:
+           other_relations: bool = False, check_lengths: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -940,7 +943,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     names a profit or loss (:func:`states_profit`). With ``check_counts``, a count of a plural noun the question asks
     about ("15 radiators") that every count of that noun in the quoted sentences excludes ("up to 10 radiators") is
     unanswered (:func:`~ragbench.llm.signals.count_conflicts`). With ``other_relations`` too, the relation rule reads a
-    friend or a pet asked about as a relation ("bereavement leave when my dog dies" against the rows for family)."""
+    friend or a pet asked about as a relation ("bereavement leave when my dog dies" against the rows for family). With
+    ``check_lengths``, a length the question asks about ("5 metres wide") that every length in the quoted sentences
+    excludes ("up to 3.0 m", "3.0 m to 4.0 m") is unanswered (:func:`~ragbench.llm.signals.length_conflicts`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1189,6 +1194,16 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
             asked_count, stated_count = counted[0].split("≠", 1)
             return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_COUNT + asked_count
                                        + f", which every count the answer states leaves out ({stated_count})",
+                                       **signals)
+    # "How much for a pair of driveway gates 5 metres wide?" asks about one length; "Pair, up to 3.0 m | £1,450" and
+    # "Pair, 3.0 m to 4.0 m | £1,900" price other sizes. Lengths are compared in metres, as the band rule compares
+    # money and spans of time.
+    if check_lengths:
+        measured = length_conflicts(question, " . ".join(typed_as))
+        if measured:
+            asked_length, stated_length = measured[0].split("≠", 1)
+            return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_LENGTH + asked_length
+                                       + f", which every length the answer states leaves out ({stated_length})",
                                        **signals)
     # "What profit did Welterby make last year?" asks for a profit; the purchase paper's turnover, staff and rent rows
     # state other figures. The sentences count with their own headings and table headers, not the documents' titles.

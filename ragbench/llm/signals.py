@@ -779,6 +779,54 @@ def count_conflicts(question: str, evidence: str) -> list[str]:
     return []
 
 
+#: A length: an optional bound ("up to", "over", "taller than", "between"), a number or a range of two, and a metric
+#: unit ("5 metres", "up to 3.0 m", "60 cm", "250mm", "between 3 and 4 m", "3.0 m to 4.0 m"). Not after a currency
+#: sign: "£3m" is money.
+_LENGTH_UNIT = r"(?:mm|cm|m|millimet(?:re|er)s?|centimet(?:re|er)s?|met(?:re|er)s?)(?![\w'’-]|\.\d)"
+_LENGTH = re.compile(rf"(?:\b(?P<bound>{_BOUND_WORD}|(?:taller|longer|wider|higher|bigger|larger)\s+than|between)\s+)?"
+                     r"(?<![\w.,£€$])(?P<a>\d+(?:\.\d+)?)(?:\s?" + _LENGTH_UNIT + r")?"
+                     r"(?:\s*(?P<join>to|and|-|–)\s*(?P<b>\d+(?:\.\d+)?))?\s?(?P<unit>" + _LENGTH_UNIT + ")",
+                     re.IGNORECASE)
+_IN_METRES = {"mm": 0.001, "mi": 0.001, "cm": 0.01, "ce": 0.01}  # by the unit's first two letters; else metres
+
+
+def _lengths(text: str) -> list[tuple[Interval, str]]:
+    """The lengths ``text`` states, in metres, each as (interval, as written)."""
+    out = []
+    for m in _LENGTH.finditer(text):
+        bound, a, join, b, unit = m.group("bound", "a", "join", "b", "unit")
+        between = bound is not None and bound.lower() == "between"
+        if join is not None and join.lower() == "and" and not between:
+            continue  # "3 and 4 m" without "between" may list two lengths
+        per = _IN_METRES.get(unit[:2].lower(), 1.0)
+        low = float(a) * per
+        if b is not None:
+            band: Interval = (low, float(b) * per, True, True)
+        elif bound is None or between:
+            band = (low, low, True, True)
+        elif bound.lower().endswith(" than") and bound.split()[0].lower() not in ("less", "fewer"):
+            band = (low, float("inf"), False, False)  # "taller than 4 m"
+        else:
+            band = _bound(bound, low)
+        out.append((band, m.group(0).strip()))
+    return out
+
+
+def length_conflicts(question: str, evidence: str) -> list[str]:
+    """``["asked≠stated"]`` when the question's asking part names one length ("a pair of gates 5 metres wide", "a
+    hedge taller than 4 m", "the 250mm telescope") and every length ``evidence`` states excludes it ("up to 3.0 m",
+    "3.0 m to 4.0 m"; "114mm", "150mm"): the evidence prices or rules other sizes, as :func:`count_conflicts` does
+    for counted things. Lengths are compared in metres, whatever metric unit each is written in."""
+    asked = _lengths(split_setting(question)[1])
+    if len(asked) != 1:
+        return []
+    wanted, said = asked[0]
+    stated = _lengths(evidence)
+    if stated and all(_disjoint(wanted, band) for band, _ in stated):
+        return [f"{said}≠{stated[0][1]}"]
+    return []
+
+
 def amount_terms_met(question: str, evidence: str) -> set[str]:
     """The terms of the question's quantity ("400", "000" of "£400,000"; "15", "cent" of "15 per cent") when
     ``evidence`` states a band of the same unit that holds it ("Up to £1 million: …"): the quantity is answered,

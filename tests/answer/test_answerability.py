@@ -1177,6 +1177,9 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
      "Careers", "What is the top of the pay band for a piano tuner?", "band-top", "answerability_range_forms", {}),
     ("Power flush of a system with up to 10 radiators: from £520. Free call-out within 15 miles.", "Heating prices",
      "How much is a power flush for a system with 15 radiators?", "count-band", "answerability_count_bands", {}),
+    ("Pair of driveway gates up to 3.0 m wide: £1,450. Pair of driveway gates 3.0 m to 4.0 m wide: £1,900. Railings "
+     "cost £120 a metre, fitted free within 5 miles.", "Gate prices",
+     "How much for a pair of driveway gates 5 metres wide?", "length-band", "answerability_lengths", {}),
     ("Welterby Caning and Rush: turnover £310,000 last year. Its premises are leased at £14,000 a year.", "Board paper",
      "What profit did Welterby Caning and Rush make last year?", "profit", "answerability_profits", {}),
     ("Tessingham shop: 9:30am to 5pm, closed Mondays. We close from 24 December to 2 January.", "Price list 2026-27",
@@ -1192,8 +1195,8 @@ def test_service_refuses_by_default_what_answers_another_question(body, title, q
     """A band's start for its top (asked as such or as the most a role can earn), an amount a month for an interest
     rate, the car rows for a van, the rows for parents and aunts for a cousin (and the family rows for a dog), two
     surcharges in running text for a band's top, an hours row under a dated title and a yearly closure for a closure
-    to come, a turnover for a profit, the price for up to 10 radiators for 15: each refused by its rule under the
-    default config, answered with the rule switched off."""
+    to come, a turnover for a profit, the price for up to 10 radiators for 15, gates up to 4 m wide for 5 m: each
+    refused by its rule under the default config, answered with the rule switched off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)

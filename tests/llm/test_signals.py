@@ -136,6 +136,33 @@ def test_count_conflicts_read_counts_of_a_plural_noun_as_bands():
     assert count_conflicts("Is a table for 8 people possible?", "Tables for at least 8 people.") == []
 
 
+def test_length_conflicts_compare_lengths_in_metres_whatever_their_unit():
+    """Quenchley N062's shape (session 58's first contact): "5 metres" is no count of the noun "m", and no unit of the
+    band rule, so "gates 5 metres wide" was answered by the rows for gates up to 3.0 m and from 3.0 m to 4.0 m."""
+    from ragbench.llm.signals import length_conflicts
+
+    rows = "Pair of driveway gates, up to 3.0 m wide | £1,450. Pair, 3.0 m to 4.0 m | £1,900."
+    assert length_conflicts("How much for a pair of driveway gates 5 metres wide?", rows) == [
+        "5 metres≠up to 3.0 m"]
+    assert length_conflicts("How much for a pair of gates 3.5 metres wide?", rows) == []  # a band holds it
+    assert length_conflicts("what about gates between 3 and 4 m?", rows) == []
+    assert length_conflicts("How much for gates 4 metres wide?", rows) == []  # a band's end is in it
+    # other units, compared in metres: 250 mm is no 114 mm or 150 mm; 60 cm is 0.6 m
+    assert length_conflicts("What's the loan fee for a 250mm Dobsonian?", "114mm reflector | £10. 150mm | £20.") == [
+        "250mm≠114mm"]
+    assert length_conflicts("a stump 60 cm wide?", "Stumps 0.3 m to 0.6 m | £90.") == []
+    # "taller than" bounds from below, exclusive: "2 to 4 m" ends where it starts
+    assert length_conflicts("How much per metre for a hedge taller than 4 m?", "Hedges 2 to 4 m: £8 per metre.") == [
+        "taller than 4 m≠2 to 4 m"]
+    # nothing to compare: no length stated, two lengths asked, money in millions, a length only in the setting
+    assert length_conflicts("How much for gates 5 metres wide?", "Gates are made to measure.") == []
+    assert length_conflicts("Gates 3 m or 5 m wide?", rows) == []
+    assert length_conflicts("Was turnover £3m last year?", "Turnover up to 2 m.") == []
+    assert length_conflicts("My drive is 5 m wide. How much is a pair of gates?", rows) == []
+    # "3 and 4 m" without "between" may list two lengths
+    assert length_conflicts("Is a 5 m gate dearer?", "Gates 3 and 4 m wide.") == []
+
+
 def test_amount_ranges_and_range_conflicts():
     from ragbench.llm.signals import amount_ranges, amount_terms_met, amount_value, asked_amount, range_conflicts
 
