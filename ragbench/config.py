@@ -299,8 +299,14 @@ class AnswerConfig:
     answerability_count_bands: bool = True
     # A length the question asks about ("a pair of driveway gates 5 metres wide", "a hedge taller than 4 m") that every
     # length in the quoted sentences excludes ("up to 3.0 m", "3.0 m to 4.0 m") is unanswered: lengths in mm, cm or
-    # metres, compared in metres, as the count rule compares counted things (docs/answers.md, session 59).
+    # metres, compared in metres, as the count rule compares counted things (docs/answers.md, session 59: pool +1
+    # unanswerable, 0 lost; blind kedgemoor + vinegarth unchanged).
     answerability_lengths: bool = True
+    # With answerability_vehicles, a question asking mileage for a van, a bicycle or a motorbike *as an amount* ("what's
+    # the mileage rate for my own van?") is answered only by a sentence naming that vehicle with a rate per mile ("52p",
+    # "£0.45 a mile"): "£31,000 for a family van, depending on mileage" names a van and prices another thing
+    # (docs/answers.md, session 59: pool +2 unanswerable, 0 lost; blind sedgewarth + welsbarrow unchanged).
+    answerability_vehicle_rates: bool = True
     # The answerability check reads a number written as a word (two to ninety-nine) as its digits in the question and in
     # the answer sentences and their headings: "three years' service" meets the row "3 years" ("one" is left: far more
     # often a pronoun than a count). Measured in session 57 and left off: pool RA −6 (9 won, 15 lost); the conflict

@@ -428,6 +428,15 @@ def names_vehicle(kind: str, text: str) -> bool:
 
 
 _MILES = re.compile(r"\bmiles?\b", re.I)
+#: A rate per mile: pence ("45p", "24.5p"), a fraction of a pound ("£0.45", "£.45"), or an amount "a mile", "per mile".
+_MILEAGE_RATE = re.compile(r"(?<![\w.,£$€])\d{1,3}(?:\.\d+)?\s?p\b|[£$€]\s?0?\.\d{1,2}\b"
+                           r"|\b(?:per|a|each|every)\s+(?:business\s+|work\s+)?mile\b", re.I)
+
+
+def states_mileage_rate(text: str) -> bool:
+    """Whether ``text`` states a rate per mile ("Private van | 52p", "£0.45 a mile"): a van's sale value of £31,000
+    "depending on mileage" states none."""
+    return _MILEAGE_RATE.search(text) is not None
 
 
 def known_by_kind(word: str, text: str) -> bool:
@@ -809,7 +818,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_relations, cfg.answerability_range_forms,
                       cfg.answerability_closure_years, cfg.answerability_profits,
                       cfg.answerability_count_bands, cfg.answerability_other_relations,
-                      cfg.answerability_lengths)
+                      cfg.answerability_lengths, cfg.answerability_vehicle_rates)
 
     asked = question.strip()
     if cfg.answerability_number_words:
@@ -875,7 +884,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            type_names: bool = False, check_relations: bool = False,
            range_forms: bool = False, closure_years: bool = False,
            check_profits: bool = False, check_counts: bool = False,
-           other_relations: bool = False, check_lengths: bool = False) -> AnswerabilityReport:
+           other_relations: bool = False, check_lengths: bool = False,
+           vehicle_rates: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -924,7 +934,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     answered only when an answer sentence, under its headers, states a percentage (:func:`states_percentage`): an
     amount a month "including interest" is no rate of interest. With ``check_vehicles``, a question asking mileage for
     a van, a bicycle or a motorbike (:func:`vehicles_asked`) is answered only when an answer sentence, under its
-    headers, names that kind (:func:`names_vehicle`): the car rows answer another vehicle. With ``vehicle_words``, a
+    headers, names that kind (:func:`names_vehicle`): the car rows answer another vehicle; with ``vehicle_rates``, a
+    question asking for an amount is named only by a sentence stating a rate per mile (:func:`states_mileage_rate`).
+    With ``vehicle_words``, a
     rare word naming a vehicle kind or "mileage" is no reason to refuse when the answer says it by another word of
     its class (:func:`known_by_kind`: "Motorcycle" for "motorbike", "per mile" for "mileage"). With ``letter_codes``,
     a graded code written with a capital letter or a Roman numeral ("grade E", "Grade IV", :func:`lettered_codes`) is
@@ -1212,9 +1224,12 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                    **signals)
     # "What's the mileage rate if I use my own van?" asks about a van; "Car | 45p | Motorcycle | 24p" answers other
     # vehicles. Only the quoted sentences, under their column headers, count: the table's heading ("Mileage for
-    # cars, vans and bicycles") and its rows not quoted do not.
+    # cars, vans and bicycles") and its rows not quoted do not. Asked for an amount, a sentence naming the vehicle
+    # without a rate per mile ("£31,000 for a family van, depending on mileage") prices something else.
     if check_vehicles:
-        unnamed = [k for k in vehicles_asked(asking) if not any(names_vehicle(k, t) for t in typed_as)]
+        amount = kind in (MONEY, PERCENT, NUMBER)
+        naming = [t for t in typed_as if states_mileage_rate(t)] if vehicle_rates and amount else typed_as
+        unnamed = [k for k in vehicles_asked(asking) if not any(names_vehicle(k, t) for t in naming)]
         if unnamed:
             return AnswerabilityReport(cov, sim, kind, found, False, UNNAMED_VEHICLE + ", ".join(unnamed)
                                        + ", which the answer never names", **signals)

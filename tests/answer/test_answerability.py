@@ -1163,6 +1163,30 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
         True, True, True, True, False, False, False, False]
 
 
+def test_a_vehicle_asked_for_an_amount_is_named_only_with_a_rate_per_mile():
+    """Whinacre L062's shape (session 58's first contact): "the mileage rate if I use my own van" answered with the car
+    rows and a sentence pricing the fleet's vans "depending on mileage", which names a van."""
+    from ragbench.answer.answerability import rule_of, states_mileage_rate
+
+    rows = ["Car, up to 10,000 miles | 45p |.", "The expected sale value is £31,000 for a family van, depending on "
+            "mileage."]
+    w = TermWeights.from_texts([OFFICE, PETS, " ".join(rows) + " mileage rate own van work trip"])
+    q = "What's the mileage rate if I use my own van for a work trip?"
+    on = dict(check_vehicles=True, vehicle_rates=True)
+    r = assess(q, q, rows, ["Expenses"], w, None, 0.0, 0.0, **on)
+    assert (r.answerable, rule_of(r.reason)) == (False, "vehicle")
+    assert assess(q, q, rows, ["Expenses"], w, None, 0.0, 0.0, check_vehicles=True).answerable  # without: named
+    assert assess(q, q, [rows[0], "Private van | 52p |."], ["Expenses"], w, None, 0.0, 0.0, **on).answerable
+    # a yes/no question asks for no amount: a sentence naming the van answers it
+    yes_no = "Can I claim mileage for my own van?"
+    assert assess(yes_no, yes_no, ["Private vans are not covered by the mileage scheme."], ["Expenses"], w, None,
+                  0.0, 0.0, **on).answerable
+    assert [states_mileage_rate(t) for t in ("Private van | 52p |", "£0.45 a mile", "£1.20 per mile",
+                                             "Van | 24.5p", "£31,000 for a family van, depending on mileage",
+                                             "11,400 miles per van", "a 5p charge")] == [
+        True, True, True, True, False, False, True]  # any amount in pence reads as a rate: the pence, not the mile
+
+
 @pytest.mark.parametrize("body, title, question, rule, switch, cfg", [
     ("Qualified technician: from £27,500 a year, 40 hours a week.", "Jobs",
      "What's the top of the qualified technician pay band?", "band-top", "answerability_band_tops", {}),
@@ -1180,6 +1204,10 @@ def test_a_vehicle_asked_for_mileage_must_be_named():
     ("Pair of driveway gates up to 3.0 m wide: £1,450. Pair of driveway gates 3.0 m to 4.0 m wide: £1,900. Railings "
      "cost £120 a metre, fitted free within 5 miles.", "Gate prices",
      "How much for a pair of driveway gates 5 metres wide?", "length-band", "answerability_lengths", {}),
+    ("Car, up to 10,000 miles: 45p. The expected sale value is £31,000 for a family van, depending on mileage.",
+     "Expenses", "What's the mileage rate if I use my own van for a work trip?", "vehicle",
+     "answerability_vehicle_rates", dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0,
+                                         answerability_type_coverage=0.0)),
     ("Welterby Caning and Rush: turnover £310,000 last year. Its premises are leased at £14,000 a year.", "Board paper",
      "What profit did Welterby Caning and Rush make last year?", "profit", "answerability_profits", {}),
     ("Tessingham shop: 9:30am to 5pm, closed Mondays. We close from 24 December to 2 January.", "Price list 2026-27",
@@ -1195,8 +1223,9 @@ def test_service_refuses_by_default_what_answers_another_question(body, title, q
     """A band's start for its top (asked as such or as the most a role can earn), an amount a month for an interest
     rate, the car rows for a van, the rows for parents and aunts for a cousin (and the family rows for a dog), two
     surcharges in running text for a band's top, an hours row under a dated title and a yearly closure for a closure
-    to come, a turnover for a profit, the price for up to 10 radiators for 15, gates up to 4 m wide for 5 m: each
-    refused by its rule under the default config, answered with the rule switched off."""
+    to come, a turnover for a profit, the price for up to 10 radiators for 15, gates up to 4 m wide for 5 m, a van's
+    sale value for its mileage rate: each refused by its rule under the default config, answered with the rule
+    switched off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)
