@@ -75,6 +75,7 @@ RULES: tuple[Rule, ...] = (
     Rule("week-parts", {"answer.answerability_week_parts": False}),
     Rule("lengths", {"answer.answerability_lengths": False}),
     Rule("vehicle-rates", {"answer.answerability_vehicle_rates": False}),
+    Rule("top-columns", {"answer.answerability_top_columns": False}),
     Rule("rewriter-siblings", {"answer.rewriter_siblings": False}),
     Rule("followup-context", {"answer.followup_context": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),

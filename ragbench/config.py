@@ -307,6 +307,10 @@ class AnswerConfig:
     # "£0.45 a mile"): "£31,000 for a family van, depending on mileage" names a van and prices another thing
     # (docs/answers.md, session 59: pool +2 unanswerable, 0 lost; blind sedgewarth + welsbarrow unchanged).
     answerability_vehicle_rates: bool = True
+    # The band-top rule (answerability_band_tops) reads an amount in a table column for a band's top ("Top of band (per
+    # hour)", "Maximum") as that top: a pay sheet that records only each band's top states it in one column
+    # (docs/answers.md, session 59: pool +1 answerable, 0 lost; blind sedgewarth + welsbarrow +1, 0 lost).
+    answerability_top_columns: bool = True
     # The answerability check reads a number written as a word (two to ninety-nine) as its digits in the question and in
     # the answer sentences and their headings: "three years' service" meets the row "3 years" ("one" is left: far more
     # often a pronoun than a count). Measured in session 57 and left off: pool RA −6 (9 won, 15 lost); the conflict

@@ -464,6 +464,19 @@ def asks_band_top(question: str, top_pay: bool = False) -> bool:
     return _BAND_TOP.search(question) is not None or (top_pay and _TOP_PAY.search(question) is not None)
 
 
+#: A table cell under a column for a band's top ("Top of band (per hour) £15.95", "Maximum £31,800"), as
+#: :func:`~ragbench.llm.answer_types.under_headers` writes a row: the header's words, then the cell.
+_TOP_CELL = re.compile(r"\b(?:top|maximum|max|ceiling|upper)\b[^|]*?[£$€]\s?\d", re.I)
+
+
+def states_band_top(text: str) -> bool:
+    """Whether a table row ``text``, read under its headers, has an amount in a column for a band's top ("Band S1 |
+    Roles Shop supervisor | Top of band (per hour) £15.95"): a pay sheet that records only each band's top states
+    it in one column. Running text is not read so: "anyone at the top of their band … receives £400" prices
+    something else."""
+    return "|" in text and _TOP_CELL.search(text) is not None
+
+
 def states_range(text: str, forms: bool = False) -> bool:
     """Whether ``text`` states a range of money: two amounts ("£27,500 | £31,800"), or one with an upper bound ("up to
     £800", "£12.90 to £13.85"); "from £27,500 a year" or one rate does not. With ``forms``, two amounts count only in a
@@ -818,7 +831,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_relations, cfg.answerability_range_forms,
                       cfg.answerability_closure_years, cfg.answerability_profits,
                       cfg.answerability_count_bands, cfg.answerability_other_relations,
-                      cfg.answerability_lengths, cfg.answerability_vehicle_rates)
+                      cfg.answerability_lengths, cfg.answerability_vehicle_rates,
+                      cfg.answerability_top_columns)
 
     asked = question.strip()
     if cfg.answerability_number_words:
@@ -885,7 +899,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            range_forms: bool = False, closure_years: bool = False,
            check_profits: bool = False, check_counts: bool = False,
            other_relations: bool = False, check_lengths: bool = False,
-           vehicle_rates: bool = False) -> AnswerabilityReport:
+           vehicle_rates: bool = False, top_columns: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -948,7 +962,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     once the answer holds a value of that kind. With ``check_relations``, a family relation the question asks about
     that the quoted sentences, under their headers, leave out of their own list of relations
     (:func:`~ragbench.answer.kinship.unlisted_relations`: a cousin, the rows naming parents and aunts) is unanswered.
-    With ``range_forms``, the band-top rule counts two amounts as a range only in a table row (:func:`states_range`).
+    With ``range_forms``, the band-top rule counts two amounts as a range only in a table row (:func:`states_range`);
+    with ``top_columns``, a row's amount in a column for a band's top states that top (:func:`states_band_top`).
     With ``closure_years``, the closure rule reads the date from the answer's own sentences only, and only a date
     naming its year dates a closure to come (:func:`states_closure_date`). With ``check_profits``, a question asking
     for a profit (:func:`asks_profit`) is answered only when an answer sentence, with its headings and table headers,
@@ -1242,7 +1257,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                        + ", which the answer's relations leave out", **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.
-    if check_band_tops and asks_band_top(asking, top_pay) and not any(states_range(t, range_forms) for t in typed_as):
+    if check_band_tops and asks_band_top(asking, top_pay) and not any(
+            states_range(t, range_forms) or (top_columns and states_band_top(t)) for t in typed_as):
         return AnswerabilityReport(cov, sim, kind, found, False, BAND_TOP_UNSTATED + ", which the answer never states",
                                    **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):

@@ -990,6 +990,28 @@ def test_the_top_of_a_band_needs_a_range_stated():
         "Room leader | £14.60 an hour")] == [True, True, True, True, False, False]
 
 
+def test_a_column_for_a_band_top_states_the_top():
+    """Vinegarth Y025's shape (session 59, a pair's first contact): "top of band for a shop supervisor?" refused with
+    the row "S1 | Shop supervisor | £15.95 |" of a pay sheet that records each band's top in a column of its own."""
+    from ragbench.answer.answerability import states_band_top
+
+    row = ["S1 | Shop supervisor | £15.95 |"]
+    header = ["Pay bands . | Band | Roles | Top of band (per hour) |"]
+    w = TermWeights.from_texts([OFFICE, PETS, row[0] + " top band shop supervisor"])
+    q = "top of band for a shop supervisor?"
+    on = dict(check_band_tops=True, sentence_contexts=header)
+    assert not assess(q, q, row, ["Pay bands"], w, None, 0.0, 0.0, **on).answerable  # a range only, as before
+    assert assess(q, q, row, ["Pay bands"], w, None, 0.0, 0.0, top_columns=True, **on).answerable
+    # the column's header must name the top: a rate column does not
+    rate = ["Pay bands . | Band | Roles | Rate per hour |"]
+    assert not assess(q, q, row, ["Pay bands"], w, None, 0.0, 0.0, top_columns=True, check_band_tops=True,
+                      sentence_contexts=rate).answerable
+    assert [states_band_top(t) for t in (
+        "Band S1 | Roles Shop supervisor | Top of band (per hour) £15.95", "Band B2 | Maximum £31,800",
+        "Anyone at the top of their band for two years receives a one-off payment of £400",
+        "Role Senior printer | Rate £15.60", "Maximum group size 12 | Price £40")] == [True, True, False, False, False]
+
+
 def test_a_month_asked_with_its_year_must_be_named():
     """Quillmere n071's shape (session 49): "availability in August 2026" answered with the rows of September to
     November 2026, which state the year the unstated-year rule reads."""
