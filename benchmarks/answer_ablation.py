@@ -74,6 +74,7 @@ RULES: tuple[Rule, ...] = (
     Rule("other-relations", {"answer.answerability_other_relations": False}),
     Rule("week-parts", {"answer.answerability_week_parts": False}),
     Rule("lengths", {"answer.answerability_lengths": False}),
+    Rule("areas", {"answer.answerability_areas": False}),
     Rule("vehicle-rates", {"answer.answerability_vehicle_rates": False}),
     Rule("top-columns", {"answer.answerability_top_columns": False}),
     Rule("rewriter-siblings", {"answer.rewriter_siblings": False}),

@@ -302,6 +302,11 @@ class AnswerConfig:
     # metres, compared in metres, as the count rule compares counted things (docs/answers.md, session 59: pool +1
     # unanswerable, 0 lost; blind kedgemoor + vinegarth unchanged).
     answerability_lengths: bool = True
+    # An area asked ("a patch repair of 8 square metres", "a 300 sq ft unit") that every area in the quoted sentences
+    # excludes ("up to 2 square metres", "from 2 to 5 square metres") is unanswered, as a length is with
+    # answerability_lengths; areas compared in square metres (docs/answers.md, session 59: pool of 101 sets +1
+    # unanswerable, 0 lost; blind gimmerstone + quabbington unchanged).
+    answerability_areas: bool = True
     # With answerability_vehicles, a question asking mileage for a van, a bicycle or a motorbike *as an amount* ("what's
     # the mileage rate for my own van?") is answered only by a sentence naming that vehicle with a rate per mile ("52p",
     # "£0.45 a mile"): "£31,000 for a family van, depending on mileage" names a van and prices another thing

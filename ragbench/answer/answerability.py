@@ -35,9 +35,9 @@ import numpy as np
 from ..llm.answer_types import (ANSWER_TYPES, MONEY, NUMBER, PERCENT, PHONE, TEMPERATURE, TIME, expected_type,
                                 has_type, under_headers)
 from ..llm.parts import question_parts, split_setting
-from ..llm.signals import (QUESTION_WORDS, amount_terms_met, conflicts, count_conflicts, coverage, graded_codes,
-                           is_number, length_conflicts, lettered_codes, numerals, salient_terms, stem, term_set,
-                           without_exclusions, words)
+from ..llm.signals import (QUESTION_WORDS, amount_terms_met, area_conflicts, conflicts, count_conflicts, coverage,
+                           graded_codes, is_number, length_conflicts, lettered_codes, numerals, salient_terms, stem,
+                           term_set, without_exclusions, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS
@@ -712,7 +712,7 @@ def _splittable(reason: str | None) -> bool:
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
                            PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
                            ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE, UNLISTED_RELATION,
-                           PROFIT_UNSTATED, UNSTATED_COUNT, UNSTATED_LENGTH))
+                           PROFIT_UNSTATED, UNSTATED_COUNT, UNSTATED_LENGTH, UNSTATED_AREA))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -731,6 +731,7 @@ INTEREST_UNSTATED = "asks for an interest rate"
 PROFIT_UNSTATED = "asks for a profit"
 UNSTATED_COUNT = "asks about the count "
 UNSTATED_LENGTH = "asks about the length "
+UNSTATED_AREA = "asks about the area "
 UNNAMED_VEHICLE = "asks about the vehicle "
 UNLISTED_RELATION = "asks about the relation "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
@@ -746,7 +747,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
     (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"), (UNNAMED_VEHICLE, "vehicle"),
     (UNLISTED_RELATION, "relation"), (PROFIT_UNSTATED, "profit"), (UNSTATED_COUNT, "count-band"),
-    (UNSTATED_LENGTH, "length-band"),
+    (UNSTATED_LENGTH, "length-band"), (UNSTATED_AREA, "area-band"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -832,7 +833,7 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_closure_years, cfg.answerability_profits,
                       cfg.answerability_count_bands, cfg.answerability_other_relations,
                       cfg.answerability_lengths, cfg.answerability_vehicle_rates,
-                      cfg.answerability_top_columns)
+                      cfg.answerability_top_columns, cfg.answerability_areas)
 
     asked = question.strip()
     if cfg.answerability_number_words:
@@ -899,7 +900,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            range_forms: bool = False, closure_years: bool = False,
            check_profits: bool = False, check_counts: bool = False,
            other_relations: bool = False, check_lengths: bool = False,
-           vehicle_rates: bool = False, top_columns: bool = False) -> AnswerabilityReport:
+           vehicle_rates: bool = False, top_columns: bool = False,
+           check_areas: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -972,7 +974,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     unanswered (:func:`~ragbench.llm.signals.count_conflicts`). With ``other_relations`` too, the relation rule reads a
     friend or a pet asked about as a relation ("bereavement leave when my dog dies" against the rows for family). With
     ``check_lengths``, a length the question asks about ("5 metres wide") that every length in the quoted sentences
-    excludes ("up to 3.0 m", "3.0 m to 4.0 m") is unanswered (:func:`~ragbench.llm.signals.length_conflicts`)."""
+    excludes ("up to 3.0 m", "3.0 m to 4.0 m") is unanswered (:func:`~ragbench.llm.signals.length_conflicts`); with
+    ``check_areas``, likewise an area ("8 square metres", "a 300 sq ft unit";
+    :func:`~ragbench.llm.signals.area_conflicts`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1214,23 +1218,18 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         return AnswerabilityReport(cov, sim, kind, found, False, INTEREST_UNSTATED
                                    + ", which the answer never states as a percentage", **signals)
     # "How much is a power flush for a system with 15 radiators?" asks about one count; "Power flush of a system with
-    # up to 10 radiators: from £520" states the price for fewer. The band rule's units do not include radiators.
-    if check_counts:
-        counted = count_conflicts(question, " . ".join(typed_as))
-        if counted:
-            asked_count, stated_count = counted[0].split("≠", 1)
-            return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_COUNT + asked_count
-                                       + f", which every count the answer states leaves out ({stated_count})",
-                                       **signals)
-    # "How much for a pair of driveway gates 5 metres wide?" asks about one length; "Pair, up to 3.0 m | £1,450" and
-    # "Pair, 3.0 m to 4.0 m | £1,900" price other sizes. Lengths are compared in metres, as the band rule compares
-    # money and spans of time.
-    if check_lengths:
-        measured = length_conflicts(question, " . ".join(typed_as))
-        if measured:
-            asked_length, stated_length = measured[0].split("≠", 1)
-            return AnswerabilityReport(cov, sim, kind, found, False, UNSTATED_LENGTH + asked_length
-                                       + f", which every length the answer states leaves out ({stated_length})",
+    # up to 10 radiators: from £520" states the price for fewer. The band rule's units do not include radiators. So
+    # for a length ("driveway gates 5 metres wide" against "up to 3.0 m" and "3.0 m to 4.0 m", compared in metres)
+    # and an area ("a patch repair of 8 square metres" against "up to 2 square metres", in square metres).
+    typed_text = " . ".join(typed_as)
+    for on, sizes_in_conflict, opening, noun in ((check_counts, count_conflicts, UNSTATED_COUNT, "count"),
+                                                 (check_lengths, length_conflicts, UNSTATED_LENGTH, "length"),
+                                                 (check_areas, area_conflicts, UNSTATED_AREA, "area")):
+        sized = sizes_in_conflict(question, typed_text) if on else []
+        if sized:
+            asked_size, stated_size = sized[0].split("≠", 1)
+            return AnswerabilityReport(cov, sim, kind, found, False, opening + asked_size
+                                       + f", which every {noun} the answer states leaves out ({stated_size})",
                                        **signals)
     # "What profit did Welterby make last year?" asks for a profit; the purchase paper's turnover, staff and rent rows
     # state other figures. The sentences count with their own headings and table headers, not the documents' titles.

@@ -790,15 +790,31 @@ _LENGTH = re.compile(rf"(?:\b(?P<bound>{_BOUND_WORD}|(?:taller|longer|wider|high
 _IN_METRES = {"mm": 0.001, "mi": 0.001, "cm": 0.01, "ce": 0.01}  # by the unit's first two letters; else metres
 
 
-def _lengths(text: str) -> list[tuple[Interval, str]]:
-    """The lengths ``text`` states, in metres, each as (interval, as written)."""
+#: An area: the same bounds and ranges with a unit of area ("8 square metres", "up to 2 sq m", "12 m²", "a 300 sq ft
+#: unit", "from 2 to 5 square metres").
+_AREA_UNIT = (r"(?:square\s+(?:met(?:re|er)s?|feet|foot)|sq\.?\s?(?:met(?:re|er)s?|m|feet|foot|ft)\.?|m²|m2|ft²)"
+              r"(?![\w'’-]|\.\d)")
+_AREA = re.compile(_LENGTH.pattern.replace(_LENGTH_UNIT, _AREA_UNIT), re.IGNORECASE)
+_SQUARE_FEET = re.compile(r"f(?:ee|oo)?t", re.IGNORECASE)
+
+
+def _in_metres(unit: str) -> float:
+    return _IN_METRES.get(unit[:2].lower(), 1.0)
+
+
+def _in_square_metres(unit: str) -> float:
+    return 0.09290304 if _SQUARE_FEET.search(unit) else 1.0
+
+
+def _sizes(text: str, pattern: re.Pattern[str], per_unit: Callable[[str], float]) -> list[tuple[Interval, str]]:
+    """The sizes ``text`` states in ``pattern``'s dimension, in its base unit, each as (interval, as written)."""
     out = []
-    for m in _LENGTH.finditer(text):
+    for m in pattern.finditer(text):
         bound, a, join, b, unit = m.group("bound", "a", "join", "b", "unit")
         between = bound is not None and bound.lower() == "between"
         if join is not None and join.lower() == "and" and not between:
             continue  # "3 and 4 m" without "between" may list two lengths
-        per = _IN_METRES.get(unit[:2].lower(), 1.0)
+        per = per_unit(unit)
         low = float(a) * per
         if b is not None:
             band: Interval = (low, float(b) * per, True, True)
@@ -812,19 +828,39 @@ def _lengths(text: str) -> list[tuple[Interval, str]]:
     return out
 
 
+def _lengths(text: str) -> list[tuple[Interval, str]]:
+    """The lengths ``text`` states, in metres, each as (interval, as written)."""
+    return _sizes(text, _LENGTH, _in_metres)
+
+
+def _areas(text: str) -> list[tuple[Interval, str]]:
+    """The areas ``text`` states, in square metres, each as (interval, as written)."""
+    return _sizes(text, _AREA, _in_square_metres)
+
+
+def _size_conflicts(question: str, evidence: str, sizes: Callable[[str], list[tuple[Interval, str]]]) -> list[str]:
+    asked = sizes(split_setting(question)[1])
+    if len(asked) != 1:
+        return []
+    wanted, said = asked[0]
+    stated = sizes(evidence)
+    if stated and all(_disjoint(wanted, band) for band, _ in stated):
+        return [f"{said}≠{stated[0][1]}"]
+    return []
+
+
 def length_conflicts(question: str, evidence: str) -> list[str]:
     """``["asked≠stated"]`` when the question's asking part names one length ("a pair of gates 5 metres wide", "a
     hedge taller than 4 m", "the 250mm telescope") and every length ``evidence`` states excludes it ("up to 3.0 m",
     "3.0 m to 4.0 m"; "114mm", "150mm"): the evidence prices or rules other sizes, as :func:`count_conflicts` does
     for counted things. Lengths are compared in metres, whatever metric unit each is written in."""
-    asked = _lengths(split_setting(question)[1])
-    if len(asked) != 1:
-        return []
-    wanted, said = asked[0]
-    stated = _lengths(evidence)
-    if stated and all(_disjoint(wanted, band) for band, _ in stated):
-        return [f"{said}≠{stated[0][1]}"]
-    return []
+    return _size_conflicts(question, evidence, _lengths)
+
+
+def area_conflicts(question: str, evidence: str) -> list[str]:
+    """:func:`length_conflicts` for areas: "a patch repair of 8 square metres" against "Patch repair up to 2 square
+    metres" and "from 2 to 5 square metres"; square feet ("a 300 sq ft unit") are compared in square metres too."""
+    return _size_conflicts(question, evidence, _areas)
 
 
 def amount_terms_met(question: str, evidence: str) -> set[str]:

@@ -1226,6 +1226,9 @@ def test_a_vehicle_asked_for_an_amount_is_named_only_with_a_rate_per_mile():
     ("Pair of driveway gates up to 3.0 m wide: £1,450. Pair of driveway gates 3.0 m to 4.0 m wide: £1,900. Railings "
      "cost £120 a metre, fitted free within 5 miles.", "Gate prices",
      "How much for a pair of driveway gates 5 metres wide?", "length-band", "answerability_lengths", {}),
+    ("Patch repair up to 2 square metres: £420. Patch repair from 2 to 5 square metres: £760. Quotes within 8 days.",
+     "Thatch prices",
+     "How much is a patch repair of 8 square metres?", "area-band", "answerability_areas", {}),
     ("Car, up to 10,000 miles: 45p. The expected sale value is £31,000 for a family van, depending on mileage.",
      "Expenses", "What's the mileage rate if I use my own van for a work trip?", "vehicle",
      "answerability_vehicle_rates", dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0,
@@ -1245,9 +1248,9 @@ def test_service_refuses_by_default_what_answers_another_question(body, title, q
     """A band's start for its top (asked as such or as the most a role can earn), an amount a month for an interest
     rate, the car rows for a van, the rows for parents and aunts for a cousin (and the family rows for a dog), two
     surcharges in running text for a band's top, an hours row under a dated title and a yearly closure for a closure
-    to come, a turnover for a profit, the price for up to 10 radiators for 15, gates up to 4 m wide for 5 m, a van's
-    sale value for its mileage rate: each refused by its rule under the default config, answered with the rule
-    switched off."""
+    to come, a turnover for a profit, the price for up to 10 radiators for 15, gates up to 4 m wide for 5 m, a patch
+    repair up to 5 square metres for 8, a van's sale value for its mileage rate: each refused by its rule under the
+    default config, answered with the rule switched off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)

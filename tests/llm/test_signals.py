@@ -163,6 +163,27 @@ def test_length_conflicts_compare_lengths_in_metres_whatever_their_unit():
     assert length_conflicts("Is a 5 m gate dearer?", "Gates 3 and 4 m wide.") == []
 
 
+def test_area_conflicts_compare_areas_in_square_metres():
+    """Sedgewarth H062's shape (session 59, a pair's first contact): "8 square metres" against the rows up to 2 and
+    from 2 to 5 square metres; no length is stated, since the unit of area does not follow the number as a length's."""
+    from ragbench.llm.signals import area_conflicts, length_conflicts
+
+    rows = "Patch repair up to 2 square metres | £420 |. Patch repair from 2 to 5 square metres | £760 |."
+    q = "How much is a patch repair of 8 square metres?"
+    assert area_conflicts(q, rows) == ["8 square metres≠up to 2 square metres"]
+    assert length_conflicts(q, rows) == []
+    assert area_conflicts("How much is a patch repair of 4 square metres?", rows) == []  # a band holds it
+    # square feet are compared in square metres: 300 sq ft is none of 50, 100 or 200 sq ft, nor 20 m² (215 sq ft)
+    units = "50 sq ft | £17.40 |. 100 sq ft | £29.90 |. 200 sq ft | £52.75 |."
+    assert area_conflicts("How much is a 300 sq ft unit per week?", units) == ["300 sq ft≠50 sq ft"]
+    assert area_conflicts("How much is a 100 sq ft unit per week?", units) == []
+    assert area_conflicts("a room of 20 m²?", "Rooms up to 25 sq ft | £5.") == ["20 m²≠up to 25 sq ft"]
+    assert area_conflicts("a room of 2 m²?", "Rooms up to 25 sq ft | £5.") == []  # 2 m² is under 25 sq ft
+    # no area stated, or two asked: nothing to compare
+    assert area_conflicts(q, "Patch repairs are priced after a survey.") == []
+    assert area_conflicts("8 square metres or 12 square metres?", rows) == []
+
+
 def test_amount_ranges_and_range_conflicts():
     from ragbench.llm.signals import amount_ranges, amount_terms_met, amount_value, asked_amount, range_conflicts
 
