@@ -975,7 +975,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-capstan": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wa-26-0388", "[3] and [5]"),
         answerable_injected={"L010": "pub-forum-thread", "L019": "cs-complaint-wa-26-0388"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_kedgemoor": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["tj-agency", "tj-ceo", "tj-chair", "tj-customer", "tj-driver", "tj-finance", "tj-hr",
@@ -996,9 +995,71 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-tureen": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-vg-26-0588", "[3] and [5]"),
         answerable_injected={"Y010": "pub-forum-thread", "Y019": "cs-complaint-vg-26-0588"}),
+    "golden_sedgewarth": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["tz-agency", "tz-ceo", "tz-chair", "tz-estimator", "tz-finance", "tz-homeowner", "tz-hr",
+                    "tz-prospect", "tz-thatcher", "tz-yardhand"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-leggett": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-stl-26-0517", "[3] and [5]"),
+        answerable_injected={"H010": "pub-forum-thread", "H019": "cs-complaint-stl-26-0517"}),
+    "golden_welsbarrow": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["kc-agency", "kc-board", "kc-ceo", "kc-cobbler", "kc-customer", "kc-finance", "kc-hr",
+                    "kc-prospect", "kc-supervisor", "kc-workshop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-aglet": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wh-26-0381", "[3] and [5]"),
+        answerable_injected={"E010": "pub-forum-thread", "E019": "cs-complaint-wh-26-0381"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_gimmerstone": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["sw-agency", "sw-board", "sw-ceo", "sw-customer", "sw-finance", "sw-hedger", "sw-hr",
+                    "sw-office", "sw-prospect", "sw-waller"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-throughband": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-gs-26-0612", "[3] and [5]"),
+        answerable_injected={"R010": "pub-forum-thread", "R019": "cs-complaint-gs-26-0612"}),
+    "golden_quabbington": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["au-agency", "au-audiologist", "au-ceo", "au-chair", "au-coordinator", "au-customer", "au-finance",
+                    "au-hr", "au-prospect", "au-technician"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-tambour": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-qh-26-0388", "[3] and [5]"),
+        answerable_injected={"M008": "pub-forum-thread", "M011": "cs-complaint-qh-26-0388"}),
+    "golden_sidingham": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["mr-agency", "mr-ceo", "mr-chair", "mr-customer", "mr-dispatch", "mr-finance", "mr-hr",
+                    "mr-prospect", "mr-shop", "mr-technician"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-fishplate": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-sm-26-0582", "[3] and [5]"),
+        answerable_injected={"P010": "pub-forum-thread", "P019": "cs-complaint-sm-26-0582"}),
+    "golden_brenthaugh": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["ds-agency", "ds-ceo", "ds-chair", "ds-customer", "ds-finance", "ds-hr", "ds-instructor",
+                    "ds-prospect", "ds-slope", "ds-technician"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-sleetmark": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-bh-26-0582", "[3] and [5]"),
+        answerable_injected={"W010": "pub-forum-thread", "W019": "cs-complaint-bh-26-0582"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_kedgemoor", "golden_vinegarth"})
+HELDOUT = frozenset({"golden_brenthaugh", "golden_gimmerstone", "golden_quabbington",
+                     "golden_sidingham"})
 
 
 def folder_of(name: str) -> Path:
