@@ -562,6 +562,11 @@ class WordMatcher:
             vecs = np.asarray(self.embedder.embed(todo), dtype=np.float32)
             self._vecs.update(zip(todo, vecs))
 
+    def days_named_for(self, word: str, candidates: Iterable[str]) -> bool:
+        """With ``week_parts``, whether ``candidates`` name a day of the part of the week ``word`` names
+        (:func:`days_named_for`); always false without."""
+        return self.week_parts and days_named_for(word, candidates)
+
     def synonym_in(self, word: str, candidates: Sequence[str]) -> bool:
         """Is one of ``candidates`` a WordNet synonym of ``word`` (compared by stem)? Only asked of a word rarer than
         ``synonym_zipf`` (0: never): a common word's many senses give synonyms of the wrong one. With ``kinship``, a
@@ -572,7 +577,7 @@ class WordMatcher:
             return False
         if self.kinship and same_relation_in(word, candidates):
             return True
-        if self.week_parts and days_named_for(word, candidates):
+        if self.days_named_for(word, candidates):
             return True
         if self.synonym_zipf <= 0:
             return False
@@ -1133,7 +1138,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
             w = surface.get(t, t)
             if (t in terms and df.get(t, 0) > 0 and t not in answer_terms and t not in document_terms
                     and rare_thing(w, sibling_zipf) and not after_subject(w, question) and w.lower() not in seen_words
-                    and not (matcher is not None and matcher.week_parts and days_named_for(w, evidence_words))):
+                    and not (matcher is not None and matcher.days_named_for(w, evidence_words))):
                 siblings.append(w)
     # What holds from a date is a change: an answer that never states the date gives what holds now (today's dog
     # charge for "How much will the dog charge be from April 2026?").

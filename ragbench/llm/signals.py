@@ -779,22 +779,25 @@ def count_conflicts(question: str, evidence: str) -> list[str]:
     return []
 
 
+def _size_pattern(unit: str) -> re.Pattern[str]:
+    """A size in ``unit`` (a regex): an optional bound, a number, and the unit, or a range of two numbers with the unit
+    after the second and optionally after the first too ("3 to 4 m", "3.0 m to 4.0 m")."""
+    return re.compile(rf"(?:\b(?P<bound>{_BOUND_WORD}|(?:taller|longer|wider|higher|bigger|larger)\s+than|between)\s+)?"
+                      rf"(?<![\w.,£€$])(?P<a>\d+(?:\.\d+)?)(?:\s?{unit})?"
+                      rf"(?:\s*(?P<join>to|and|-|–)\s*(?P<b>\d+(?:\.\d+)?))?\s?(?P<unit>{unit})", re.IGNORECASE)
+
+
 #: A length: an optional bound ("up to", "over", "taller than", "between"), a number or a range of two, and a metric
 #: unit ("5 metres", "up to 3.0 m", "60 cm", "250mm", "between 3 and 4 m", "3.0 m to 4.0 m"). Not after a currency
 #: sign: "£3m" is money.
-_LENGTH_UNIT = r"(?:mm|cm|m|millimet(?:re|er)s?|centimet(?:re|er)s?|met(?:re|er)s?)(?![\w'’-]|\.\d)"
-_LENGTH = re.compile(rf"(?:\b(?P<bound>{_BOUND_WORD}|(?:taller|longer|wider|higher|bigger|larger)\s+than|between)\s+)?"
-                     r"(?<![\w.,£€$])(?P<a>\d+(?:\.\d+)?)(?:\s?" + _LENGTH_UNIT + r")?"
-                     r"(?:\s*(?P<join>to|and|-|–)\s*(?P<b>\d+(?:\.\d+)?))?\s?(?P<unit>" + _LENGTH_UNIT + ")",
-                     re.IGNORECASE)
+_LENGTH = _size_pattern(r"(?:mm|cm|m|millimet(?:re|er)s?|centimet(?:re|er)s?|met(?:re|er)s?)(?![\w'’-]|\.\d)")
 _IN_METRES = {"mm": 0.001, "mi": 0.001, "cm": 0.01, "ce": 0.01}  # by the unit's first two letters; else metres
 
 
 #: An area: the same bounds and ranges with a unit of area ("8 square metres", "up to 2 sq m", "12 m²", "a 300 sq ft
 #: unit", "from 2 to 5 square metres").
-_AREA_UNIT = (r"(?:square\s+(?:met(?:re|er)s?|feet|foot)|sq\.?\s?(?:met(?:re|er)s?|m|feet|foot|ft)\.?|m²|m2|ft²)"
-              r"(?![\w'’-]|\.\d)")
-_AREA = re.compile(_LENGTH.pattern.replace(_LENGTH_UNIT, _AREA_UNIT), re.IGNORECASE)
+_AREA = _size_pattern(r"(?:square\s+(?:met(?:re|er)s?|feet|foot)|sq\.?\s?(?:met(?:re|er)s?|m|feet|foot|ft)\.?"
+                      r"|m²|m2|ft²)(?![\w'’-]|\.\d)")
 _SQUARE_FEET = re.compile(r"f(?:ee|oo)?t", re.IGNORECASE)
 
 
