@@ -316,6 +316,22 @@ class AnswerConfig:
     # hour)", "Maximum") as that top: a pay sheet that records only each band's top states it in one column
     # (docs/answers.md, session 59: pool +1 answerable, 0 lost; blind sedgewarth + welsbarrow +1, 0 lost).
     answerability_top_columns: bool = True
+    # A rare asked word for a disciplinary measure in general ("What sanction did the driver get in case HR-26-019?") is
+    # known by a quoted sentence stating an outcome ("Final written warning", dismissal, suspension, demotion): a case
+    # record names the outcome, not its class (docs/answers.md, session 60: pool +2 answerable, 0 lost; blind sidingham
+    # + brenthaugh unchanged).
+    answerability_sanctions: bool = True
+    # With answerability_top_columns, a row read as a band's top must name whose band is asked (every word of the
+    # question but those asking for a top: "area manager" of "What is the top of band for an area manager?"): the shop
+    # manager's row states another role's top. The role is read from the clause asking for the top (docs/answers.md,
+    # session 60: pool +1 unanswerable, 0 lost; a first form reading the whole question lost one blind, brenthaugh
+    # W045, and was not kept; the clause form: blind cuddenshaw + cragsworth unchanged).
+    answerability_top_column_roles: bool = True
+    # A question asking what a named firm charges ("what does Tallowin charge us per hour for me?") is answered only by
+    # a quoted sentence that, under its table headers and section headings, names the firm and states a charge (charge,
+    # bill, invoice, cost, fee, "we pay"): the careers page's pay rows state the worker's pay, not the agency's charge
+    # (docs/answers.md, session 60: pool +12 refuse-acl, 0 lost; blind sidingham + brenthaugh unchanged).
+    answerability_charges: bool = True
     # The answerability check reads a number written as a word (two to ninety-nine) as its digits in the question and in
     # the answer sentences and their headings: "three years' service" meets the row "3 years" ("one" is left: far more
     # often a pronoun than a count). Measured in session 57 and left off: pool RA −6 (9 won, 15 lost); the conflict

@@ -448,6 +448,22 @@ def known_by_kind(word: str, text: str) -> bool:
     return any(words.fullmatch(word) is not None and names_vehicle(kind, text) for kind, words in VEHICLE_KINDS.items())
 
 
+#: A word for a disciplinary measure in general ("What sanction did the driver get?"), which a case record names by
+#: the measure itself.
+_SANCTION_WORDS = re.compile(r"sanctions?|punishments?", re.I)
+#: A disciplinary outcome: a warning of a stage ("final written warning", "first written warning", "verbal warning"),
+#: dismissal, suspension, demotion, or no further action.
+_SANCTION_STATED = re.compile(r"\b(?:(?:first|second|final|formal|verbal|oral|written)\s+(?:written\s+)?warning"
+                              r"|dismiss(?:al|ed)|suspen(?:sion|ded)|demot(?:ion|ed)|no\s+further\s+action)\b", re.I)
+
+
+def names_sanction(word: str, text: str) -> bool:
+    """Whether ``word`` asks for a disciplinary measure in general ("sanction", "punishment") and ``text`` states
+    one ("Final written warning; it stays current for 18 months"): a case record names the outcome, not its class,
+    so the word is no rare word the documents lack when the answer states an outcome."""
+    return _SANCTION_WORDS.fullmatch(word) is not None and _SANCTION_STATED.search(text) is not None
+
+
 #: The most someone can earn ("the most a room leader can earn per hour"), or a maximum, highest or top salary, wage,
 #: pay or hourly rate ("max salary for a property manager", "the highest freelance hourly rate").
 _TOP_PAY = re.compile(r"\bmost\s+(?:an?\s+|the\s+|our\s+|your\s+|their\s+|my\s+)?(?:[\w'’-]+\s+){0,5}?"
@@ -467,6 +483,66 @@ def asks_band_top(question: str, top_pay: bool = False) -> bool:
 #: A table cell under a column for a band's top ("Top of band (per hour) £15.95", "Maximum £31,800"), as
 #: :func:`~ragbench.llm.answer_types.under_headers` writes a row: the header's words, then the cell.
 _TOP_CELL = re.compile(r"\b(?:top|maximum|max|ceiling|upper)\b[^|]*?[£$€]\s?\d", re.I)
+
+
+#: What a named third party charges, asked ("what does Tallowin charge us per hour for me", "how much is Silverplate
+#: charging Tamberlow"): the words between the verb and "charge" name who charges. No question word inside.
+_WHO = r"(?:(?!\b(?:what|how|and)\b)[^,;?])+?"
+_CHARGE_ASKED = re.compile(r"\b(?:what|how\s+much)\s+(?:(?:does|do|did|will|would)\s+(?P<who>" + _WHO
+                           + r")\s+(?:charge|bill|invoice)|(?:is|are)\s+(?P<who2>" + _WHO
+                           + r")\s+(?:charging|billing|invoicing))\b", re.I)
+#: Who is the organisation itself, the asker or no one named, not a third party: "the college", "my agency", "your
+#: shop", "it" ("How much would it cost to charge my car?").
+_OWN_SUBJECT = re.compile(r"(?:the|a|an|my|your|our|this|that|these|those|their|his|her|its|it|i|we|you|they|he|she)\b",
+                          re.I)
+#: A sentence stating a charge: a charge, bill, invoice, cost or fee, or what "we pay" someone.
+_CHARGE_STATED = re.compile(r"\b(?:charg(?:e|es|ed|ing)|bill(?:s|ed|ing)?|invoic(?:e|es|ed|ing)|costs?|fees?)\b"
+                            r"|\bwe\s+pay\b|\bpaid\s+to\b", re.I)
+
+
+def charger_asked(question: str) -> set[str]:
+    """The stemmed terms naming a third party whose charge ``question`` asks ("What does Tallowin Staffing charge us
+    per hour?" → tallowin, staf…); empty when none is asked, or when who charges is the organisation or the asker
+    ("How much does the college charge …?", "what do you charge …")."""
+    m = _CHARGE_ASKED.search(question)
+    if m is None:
+        return set()
+    who = (m.group("who") or m.group("who2") or "").strip()
+    if _OWN_SUBJECT.match(who):
+        return set()
+    return set(salient_terms(who))
+
+
+def charger_name(question: str) -> str:
+    """Who ``question`` asks the charge of, as typed ("Tallowin Staffing"); empty when none."""
+    m = _CHARGE_ASKED.search(question)
+    return "" if m is None else (m.group("who") or m.group("who2") or "").strip()
+
+
+def states_charge_of(who: set[str], text: str) -> bool:
+    """Whether ``text`` (a sentence under its headers and headings) names the party ``who`` and states a charge."""
+    return bool(who & term_set(text)) and _CHARGE_STATED.search(text) is not None
+
+
+#: Words of a question for a band's top that ask for the top rather than name whose band it is ("What's the most a
+#: room leader can earn per hour?" names a room leader).
+_BAND_TOP_WORDS = frozenset(stem(w) for w in "top band bands pay scale scales grade rate rates hourly hour hours "
+                            "maximum max highest upper ceiling most earn earns salary salaries wage wages end range "
+                            "per year annual annually".split())
+
+
+#: Where a question's clauses part: a comma, semicolon or question mark, "and", "compared with", "versus".
+_CLAUSE_BREAK = re.compile(r"[,;?]|\band\b|\bcompared\s+(?:with|to)\b|\bversus\b|\bvs\.?(?=\s)", re.I)
+
+
+def band_top_role(asking: str) -> set[str]:
+    """The stemmed terms of ``asking`` that name whose band's top is asked ("What is the top of band for an area
+    manager?" → area, manager): the clause that asks for the top (a comma, "and" or "compared with" ends it), less the
+    words asking for a top (:data:`_BAND_TOP_WORDS`). "What's the top of the duty manager band, compared with the
+    starting pay on the careers page?" asks the duty manager's."""
+    clauses = [c for c in _CLAUSE_BREAK.split(asking) if c.strip()]
+    asked = [c for c in clauses if asks_band_top(c, top_pay=True)]
+    return set(salient_terms(asked[0] if asked else asking)) - _BAND_TOP_WORDS
 
 
 def states_band_top(text: str) -> bool:
@@ -717,7 +793,7 @@ def _splittable(reason: str | None) -> bool:
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
                            PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
                            ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE, UNLISTED_RELATION,
-                           PROFIT_UNSTATED, UNSTATED_COUNT, UNSTATED_LENGTH, UNSTATED_AREA))
+                           PROFIT_UNSTATED, UNSTATED_COUNT, UNSTATED_LENGTH, UNSTATED_AREA, CHARGE_UNSTATED))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -738,6 +814,7 @@ UNSTATED_COUNT = "asks about the count "
 UNSTATED_LENGTH = "asks about the length "
 UNSTATED_AREA = "asks about the area "
 UNNAMED_VEHICLE = "asks about the vehicle "
+CHARGE_UNSTATED = "asks for the charge of "
 UNLISTED_RELATION = "asks about the relation "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
@@ -752,7 +829,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     (BAND_TOP_UNSTATED, "band-top"), (UNSTATED_MONTH, "unstated-month"), (UNSTATED_LABEL, "year-label"),
     (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"), (UNNAMED_VEHICLE, "vehicle"),
     (UNLISTED_RELATION, "relation"), (PROFIT_UNSTATED, "profit"), (UNSTATED_COUNT, "count-band"),
-    (UNSTATED_LENGTH, "length-band"), (UNSTATED_AREA, "area-band"),
+    (UNSTATED_LENGTH, "length-band"), (UNSTATED_AREA, "area-band"), (CHARGE_UNSTATED, "charge"),
     (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
@@ -838,7 +915,9 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_closure_years, cfg.answerability_profits,
                       cfg.answerability_count_bands, cfg.answerability_other_relations,
                       cfg.answerability_lengths, cfg.answerability_vehicle_rates,
-                      cfg.answerability_top_columns, cfg.answerability_areas)
+                      cfg.answerability_top_columns, cfg.answerability_areas,
+                      cfg.answerability_sanctions, cfg.answerability_top_column_roles,
+                      cfg.answerability_charges)
 
     asked = question.strip()
     if cfg.answerability_number_words:
@@ -906,7 +985,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            check_profits: bool = False, check_counts: bool = False,
            other_relations: bool = False, check_lengths: bool = False,
            vehicle_rates: bool = False, top_columns: bool = False,
-           check_areas: bool = False) -> AnswerabilityReport:
+           check_areas: bool = False, sanctions: bool = False,
+           top_column_roles: bool = False, check_charges: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -970,7 +1050,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     that the quoted sentences, under their headers, leave out of their own list of relations
     (:func:`~ragbench.answer.kinship.unlisted_relations`: a cousin, the rows naming parents and aunts) is unanswered.
     With ``range_forms``, the band-top rule counts two amounts as a range only in a table row (:func:`states_range`);
-    with ``top_columns``, a row's amount in a column for a band's top states that top (:func:`states_band_top`).
+    with ``top_columns``, a row's amount in a column for a band's top states that top (:func:`states_band_top`), and
+    with ``top_column_roles`` only when the row names the role its clause asks about (:func:`band_top_role`).
     With ``closure_years``, the closure rule reads the date from the answer's own sentences only, and only a date
     naming its year dates a closure to come (:func:`states_closure_date`). With ``check_profits``, a question asking
     for a profit (:func:`asks_profit`) is answered only when an answer sentence, with its headings and table headers,
@@ -981,7 +1062,10 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     ``check_lengths``, a length the question asks about ("5 metres wide") that every length in the quoted sentences
     excludes ("up to 3.0 m", "3.0 m to 4.0 m") is unanswered (:func:`~ragbench.llm.signals.length_conflicts`); with
     ``check_areas``, likewise an area ("8 square metres", "a 300 sq ft unit";
-    :func:`~ragbench.llm.signals.area_conflicts`)."""
+    :func:`~ragbench.llm.signals.area_conflicts`). With ``sanctions``, a rare word for a disciplinary measure
+    ("sanction") is known by a quoted sentence stating an outcome (:func:`names_sanction`). With ``check_charges``, a
+    question asking what a named firm charges is answered only by a sentence that, with its headers and headings,
+    names the firm and states a charge (:func:`charger_asked`, :func:`states_charge_of`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1093,7 +1177,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         rare = [w for w, _ in unknown if rare_thing(w, rare_zipf) and stem(w.lower()) in asked
                 and not after_subject(w, question) and (df is None or not misspelling(w, df))
                 and not (matcher is not None and matcher.synonym_in(w, evidence_words))
-                and not (vehicle_words and known_by_kind(w, evidence_text))]
+                and not (vehicle_words and known_by_kind(w, evidence_text))
+                and not (sanctions and names_sanction(w, evidence_text))]
     # A graded code ("Level 5", "Category 9") is one identifier: its number alone is in every document.
     if df is not None:
         answer_codes = graded_codes(evidence_text)
@@ -1252,6 +1337,14 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         if unnamed:
             return AnswerabilityReport(cov, sim, kind, found, False, UNNAMED_VEHICLE + ", ".join(unnamed)
                                        + ", which the answer never names", **signals)
+    # "What does Tallowin charge us per hour for me?" asks what a named firm charges; the careers page's pay rows and
+    # "Your pay comes from Tallowin Staffing" state no charge of Tallowin's. A sentence counts with its table headers
+    # and section headings ("Agency charges (Tidewell Staffing)" over "Weekday | £17.85").
+    if check_charges:
+        who = charger_asked(asking)
+        if who and not any(states_charge_of(who, f"{t} . {c}") for t, (_, c) in zip(typed_as, kept)):
+            return AnswerabilityReport(cov, sim, kind, found, False, CHARGE_UNSTATED + charger_name(asking)
+                                       + ", which no answer sentence states", **signals)
     # "How much bereavement leave do I get for a cousin?" asks about one relation; rows for parents, grandparents,
     # aunts and uncles answer others. Only the quoted sentences count, as for vehicles.
     if check_relations:
@@ -1261,8 +1354,12 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
                                        + ", which the answer's relations leave out", **signals)
     # "What's the top of the qualified technician pay band?" asks for the band's upper end; a job advert's "from
     # £27,500 a year" states where it starts.
+    # With top_column_roles, a row read as a band's top must name whose band is asked: the shop manager's row does not
+    # state an area manager's top.
+    role = band_top_role(asking) if top_column_roles else set()
     if check_band_tops and asks_band_top(asking, top_pay) and not any(
-            states_range(t, range_forms) or (top_columns and states_band_top(t)) for t in typed_as):
+            states_range(t, range_forms) or (top_columns and states_band_top(t) and role <= term_set(t))
+            for t in typed_as):
         return AnswerabilityReport(cov, sim, kind, found, False, BAND_TOP_UNSTATED + ", which the answer never states",
                                    **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):

@@ -431,6 +431,29 @@ def test_a_rare_word_no_readable_document_contains_is_unanswerable():
         assert assess(asked, asked, said, [], w, None, 0.0, 0.0, rare_zipf=4.0).answerable, asked
 
 
+def test_a_word_for_a_sanction_is_known_by_a_stated_outcome():
+    """Heddlestow B026's shape (session 60): "What sanction was given in case PC-0931?" refused because no readable
+    document says "sanction" (Zipf 3.43); the case record states the outcome itself, "Final written warning"."""
+    from ragbench.answer.answerability import names_sanction, rule_of
+
+    said = ["Result | Final written warning; it stays on file for 18 months |."]
+    w = TermWeights.from_texts([OFFICE, PETS, said[0] + " case PC-0931 given"])
+    q = "What sanction was given in case PC-0931?"
+    off = assess(q, q, said, ["Case PC-0931"], w, None, 0.0, 0.0, rare_zipf=4.0)
+    assert (off.answerable, rule_of(off.reason)) == (False, "rare-word")
+    assert assess(q, q, said, ["Case PC-0931"], w, None, 0.0, 0.0, rare_zipf=4.0, sanctions=True).answerable
+    # a sentence of the record that states no outcome leaves the word rare
+    other = ["The hearing took place on 2 September 2026 for case PC-0931."]
+    r = assess(q, q, other, ["Case PC-0931"], w, None, 0.0, 0.0, rare_zipf=4.0, sanctions=True)
+    assert (r.answerable, rule_of(r.reason)) == (False, "rare-word")
+    assert [names_sanction(x, t) for x, t in (
+        ("sanction", "Final written warning; it stays current for 18 months."), ("Sanctions", "He was dismissed."),
+        ("punishment", "A first written warning, to remain on his file for 9 months."),
+        ("sanction", "Outcome: no further action."), ("sanction", "Suspended on full pay pending the hearing."),
+        ("sanction", "A warning light shows on the panel."), ("penalty", "Final written warning"),
+        ("sanction", "The hearing took place on 2 September."))] == [True, True, True, True, True, False, False, False]
+
+
 def test_a_contraction_typed_without_its_apostrophe_is_no_rare_word():
     """"whats" (Zipf 3.88) and "dont" are "what's" and "don't" without the apostrophe, question form and not a thing
     the documents lack (mardleby W012 at its first contact was refused for "whats"); "motorbike" still refuses."""
@@ -1012,6 +1035,64 @@ def test_a_column_for_a_band_top_states_the_top():
         "Role Senior printer | Rate £15.60", "Maximum group size 12 | Price £40")] == [True, True, False, False, False]
 
 
+def test_a_band_top_row_names_the_asked_role():
+    """Vinegarth Y066's shape (session 59's loss of the top-column rule): "what is the top of band for an area
+    manager?" answered with the shop manager's row of a sheet with no area manager band."""
+    from ragbench.answer.answerability import band_top_role, rule_of
+
+    row = ["M1 | Shop manager | £17.40 |"]
+    header = ["Pay bands . | Band | Roles | Top of band (per hour) |"]
+    w = TermWeights.from_texts([OFFICE, PETS, row[0] + " top band area manager"])
+    q = "what is the top of band for an area manager?"
+    on = dict(check_band_tops=True, sentence_contexts=header, top_columns=True)
+    assert assess(q, q, row, ["Pay bands"], w, None, 0.0, 0.0, **on).answerable  # any role's row, before
+    r = assess(q, q, row, ["Pay bands"], w, None, 0.0, 0.0, top_column_roles=True, **on)
+    assert (r.answerable, rule_of(r.reason)) == (False, "band-top")
+    shop = "What's the top of band for a shop manager?"
+    assert assess(shop, shop, row, ["Pay bands"], w, None, 0.0, 0.0, top_column_roles=True, **on).answerable
+    assert [sorted(band_top_role(x)) for x in (
+        "what is the top of band for an area manager?", "What's the most a room leader can earn per hour?",
+        "What's the top of the D2 drayman band?", "what's the top of my band",
+        # brenthaugh W045's shape: the role is read from the clause asking for the top
+        "What's the top of the duty manager band, compared with the starting pay on the careers page?",
+        "What is the top of the D2 band and what sanction did Ann get?")] == [
+        ["area", "manager"], ["leader", "room"], ["d2", "drayman"], [], ["duty", "manager"], ["d2"]]
+
+
+def test_a_named_firms_charge_needs_a_sentence_naming_it_with_a_charge():
+    """Sprigwell K051's shape (session 60): an agency climber's "what does Canopyhire charge Sprigwell an hour for a
+    climber like me" answered with the careers page's pay rows and "Your pay comes from Canopyhire"; the charge
+    sits in a document the asker may not read."""
+    from ragbench.answer.answerability import charger_asked, rule_of, states_charge_of
+
+    said = ["Your pay comes from Canopyhire Ltd, not from us.", "Climber | from £14.20 an hour |."]
+    w = TermWeights.from_texts([OFFICE, PETS, " ".join(said) + " charge Sprigwell hour climber"])
+    q = "what does Canopyhire charge Sprigwell an hour for a climber like me"
+    assert assess(q, q, said, ["Agency induction"], w, None, 0.0, 0.0).answerable  # off
+    r = assess(q, q, said, ["Agency induction"], w, None, 0.0, 0.0, check_charges=True)
+    assert (r.answerable, r.reason, rule_of(r.reason)) == (
+        False, "asks for the charge of Canopyhire, which no answer sentence states", "charge")
+    # the charge under a heading naming the firm answers it
+    rows = ["Climber | £21.60 |."]
+    heads = ["Agency charges (Canopyhire Ltd) . | Role | Charge per hour |"]
+    assert assess(q, q, rows, ["Agency charges"], w, None, 0.0, 0.0, check_charges=True,
+                  sentence_contexts=heads).answerable
+    assert [sorted(charger_asked(x)) for x in (
+        "what does Canopyhire charge Sprigwell an hour for a climber like me",
+        "what is silverplate charging tamberlow per hour for me",
+        "What did Mawksley lose, and what does Tidewell Staffing charge per hour?",
+        "How much does the college charge for a review of marking?", "what do you charge for a gate",
+        "What is the landing charge per tonne?", "What does my agency charge per hour?",
+        # marrowgate m070's shape: "it" names no one
+        "How much would it cost to charge my electric car there?")] == [
+        ["canopyhir"], ["silverplat"], ["staff", "tidewell"], [], [], [], [], []]
+    who = charger_asked("how much does Skelmore charge you per hour for me")
+    assert [states_charge_of(who, t) for t in (
+        "Your pay comes from Skelmore Staffing, not from us.", "Skelmore Staffing bills us £19.40 an hour.",
+        "What we pay Skelmore . | Shift | Rate | Weekday £19.40", "We charge £2.00 per extra 30 minutes.")] == [
+        False, True, True, False]
+
+
 def test_a_month_asked_with_its_year_must_be_named():
     """Quillmere n071's shape (session 49): "availability in August 2026" answered with the rows of September to
     November 2026, which state the year the unstated-year rule reads."""
@@ -1233,6 +1314,8 @@ def test_a_vehicle_asked_for_an_amount_is_named_only_with_a_rate_per_mile():
      "Expenses", "What's the mileage rate if I use my own van for a work trip?", "vehicle",
      "answerability_vehicle_rates", dict(answerability_rare_zipf=0.0, answerability_everyday_zipf=0.0,
                                          answerability_type_coverage=0.0)),
+    ("Your pay comes from Canopyhire Ltd, not from us. Climbers are paid from £14.20 an hour.", "Agency induction",
+     "What does Canopyhire charge per hour for a climber?", "charge", "answerability_charges", {}),
     ("Welterby Caning and Rush: turnover £310,000 last year. Its premises are leased at £14,000 a year.", "Board paper",
      "What profit did Welterby Caning and Rush make last year?", "profit", "answerability_profits", {}),
     ("Tessingham shop: 9:30am to 5pm, closed Mondays. We close from 24 December to 2 January.", "Price list 2026-27",
@@ -1249,8 +1332,8 @@ def test_service_refuses_by_default_what_answers_another_question(body, title, q
     rate, the car rows for a van, the rows for parents and aunts for a cousin (and the family rows for a dog), two
     surcharges in running text for a band's top, an hours row under a dated title and a yearly closure for a closure
     to come, a turnover for a profit, the price for up to 10 radiators for 15, gates up to 4 m wide for 5 m, a patch
-    repair up to 5 square metres for 8, a van's sale value for its mileage rate: each refused by its rule under the
-    default config, answered with the rule switched off."""
+    repair up to 5 square metres for 8, a van's sale value for its mileage rate, an agency worker's pay for what the
+    agency charges: each refused by its rule under the default config, answered with the rule switched off."""
     said = " ".join(f"{s} [1]." for s in body.rstrip(".").split(". "))
     _refused_by_default([Document("doc", body, title, acl=Acl.make([], [], "Public"))], question, said, rule, switch,
                         **cfg)
