@@ -1015,7 +1015,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-aglet": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wh-26-0381", "[3] and [5]"),
         answerable_injected={"E010": "pub-forum-thread", "E019": "cs-complaint-wh-26-0381"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_gimmerstone": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["sw-agency", "sw-board", "sw-ceo", "sw-customer", "sw-finance", "sw-hedger", "sw-hr",
@@ -1056,10 +1055,50 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-sleetmark": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-bh-26-0582", "[3] and [5]"),
         answerable_injected={"W010": "pub-forum-thread", "W019": "cs-complaint-bh-26-0582"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_cuddenshaw": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["mu-agency", "mu-ceo", "mu-chair", "mu-customer", "mu-driver", "mu-finance", "mu-grower",
+                    "mu-hr", "mu-prospect", "mu-shop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-velvetshank": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-cm-26-0388", "[3] and [5]"),
+        answerable_injected={"Z010": "pub-forum-thread", "Z019": "cs-complaint-cm-26-0388"}),
+    "golden_cragsworth": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["cl-agency", "cl-board", "cl-cafe", "cl-ceo", "cl-customer", "cl-dutymanager", "cl-finance",
+                    "cl-hr", "cl-prospect", "cl-setter"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-flintlock": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-cw-26-0388", "[3] and [5]"),
+        answerable_injected={"U010": "pub-forum-thread", "U019": "cs-complaint-cw-26-0388"}),
+    "golden_whettleby": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["qk-agency", "qk-ceo", "qk-chair", "qk-customer", "qk-finance", "qk-hr", "qk-prospect",
+                    "qk-sharpener", "qk-shop", "qk-tutor"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-carrowmel": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-we-26-0538", "[3] and [5]"),
+        answerable_injected={"K008": "pub-forum-thread", "K017": "cs-complaint-we-26-0538"}),
+    "golden_reekholme": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["zq-agency", "zq-ceo", "zq-chair", "zq-customer", "zq-dispatch", "zq-finance", "zq-hr",
+                    "zq-prospect", "zq-shop", "zq-smoker"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-beechmast": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-rh-26-0588", "[3] and [5]"),
+        answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-rh-26-0588"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_brenthaugh", "golden_gimmerstone", "golden_quabbington",
-                     "golden_sidingham"})
+HELDOUT = frozenset({"golden_cragsworth", "golden_cuddenshaw", "golden_reekholme", "golden_whettleby"})
 
 
 def folder_of(name: str) -> Path:
