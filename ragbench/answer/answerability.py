@@ -500,23 +500,18 @@ _CHARGE_STATED = re.compile(r"\b(?:charg(?:e|es|ed|ing)|bill(?:s|ed|ing)?|invoic
                             r"|\bwe\s+pay\b|\bpaid\s+to\b", re.I)
 
 
-def charger_asked(question: str) -> set[str]:
-    """The stemmed terms naming a third party whose charge ``question`` asks ("What does Tallowin Staffing charge us
-    per hour?" → tallowin, staf…); empty when none is asked, or when who charges is the organisation or the asker
-    ("How much does the college charge …?", "what do you charge …")."""
-    m = _CHARGE_ASKED.search(question)
-    if m is None:
-        return set()
-    who = (m.group("who") or m.group("who2") or "").strip()
-    if _OWN_SUBJECT.match(who):
-        return set()
-    return set(salient_terms(who))
-
-
 def charger_name(question: str) -> str:
     """Who ``question`` asks the charge of, as typed ("Tallowin Staffing"); empty when none."""
     m = _CHARGE_ASKED.search(question)
     return "" if m is None else (m.group("who") or m.group("who2") or "").strip()
+
+
+def charger_asked(question: str) -> set[str]:
+    """The stemmed terms naming a third party whose charge ``question`` asks ("What does Tallowin Staffing charge us
+    per hour?" → tallowin, staff); empty when none is asked, or when who charges is the organisation, the asker or
+    no one named ("How much does the college charge …?", "what do you charge …")."""
+    who = charger_name(question)
+    return set() if not who or _OWN_SUBJECT.match(who) else set(salient_terms(who))
 
 
 def states_charge_of(who: set[str], text: str) -> bool:
