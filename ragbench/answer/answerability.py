@@ -1351,12 +1351,12 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # £27,500 a year" states where it starts.
     # With top_column_roles, a row read as a band's top must name whose band is asked: the shop manager's row does not
     # state an area manager's top.
-    role = band_top_role(asking) if top_column_roles else set()
-    if check_band_tops and asks_band_top(asking, top_pay) and not any(
-            states_range(t, range_forms) or (top_columns and states_band_top(t) and role <= term_set(t))
-            for t in typed_as):
-        return AnswerabilityReport(cov, sim, kind, found, False, BAND_TOP_UNSTATED + ", which the answer never states",
-                                   **signals)
+    if check_band_tops and asks_band_top(asking, top_pay):
+        role = band_top_role(asking) if top_column_roles else set()
+        if not any(states_range(t, range_forms) or (top_columns and states_band_top(t) and role <= term_set(t))
+                   for t in typed_as):
+            return AnswerabilityReport(cov, sim, kind, found, False,
+                                       BAND_TOP_UNSTATED + ", which the answer never states", **signals)
     if soft >= min_coverage or (similarity_route and sim >= min_similarity):
         return AnswerabilityReport(cov, sim, kind, found, True, **signals)
     why = f" and similarity {sim:.2f} < {min_similarity}" if similarity_route else " (coverage decides)"
