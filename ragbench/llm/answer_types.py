@@ -186,20 +186,30 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in body.split("|")]
 
 
+def header_cells(sentence: str, context: str = "") -> tuple[list[str], list[str]] | None:
+    """A table row ``sentence`` split into cells beside its table's header cells (from ``context``, the sentence's
+    titles and headings " . "-joined, as :func:`under_headers` reads it), or ``None`` when ``sentence`` is no row
+    under a header with as many cells."""
+    if "|" not in sentence or not context:
+        return None
+    header = next((h for h in reversed(context.split(" . ")) if h.startswith("|") and h.endswith("|")), None)
+    if header is None:
+        return None
+    heads, cells = _cells(header), _cells(sentence)
+    if len(heads) != len(cells) or len(cells) < 2:
+        return None
+    return heads, cells
+
+
 def under_headers(sentence: str, context: str = "") -> str:
     """``sentence`` as the asked-type test reads it: a table row's cells each under their column header ("Safety
     inspection every 6 weeks" for the cell "6 weeks" in the column "Safety inspection every"), when ``context``
     (the sentence's titles and headings, " . "-joined) holds its table's header line with as many cells; any other
     sentence as it is. A cell means what its column says: "12.50" under "Price (£)" is an amount of money."""
-    if "|" not in sentence or not context:
+    split = header_cells(sentence, context)
+    if split is None:
         return sentence
-    header = next((h for h in reversed(context.split(" . ")) if h.startswith("|") and h.endswith("|")), None)
-    if header is None:
-        return sentence
-    heads, cells = _cells(header), _cells(sentence)
-    if len(heads) != len(cells) or len(cells) < 2:
-        return sentence
-    return " | ".join(f"{h} {c}".strip() for h, c in zip(heads, cells))
+    return " | ".join(f"{h} {c}".strip() for h, c in zip(*split))
 
 
 #: The asker asks what to do: "what should I do", "what do I have to do", "what now", "how do I / can we <verb> …".
