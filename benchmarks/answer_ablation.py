@@ -80,6 +80,8 @@ RULES: tuple[Rule, ...] = (
     Rule("sanctions", {"answer.answerability_sanctions": False}),
     Rule("top-column-roles", {"answer.answerability_top_column_roles": False}),
     Rule("charges", {"answer.answerability_charges": False}),
+    Rule("empty-cells", {"answer.answerability_empty_cells": False}),
+    Rule("glued-units", {"answer.answerability_glued_units": False}),
     Rule("rewriter-siblings", {"answer.rewriter_siblings": False}),
     Rule("followup-context", {"answer.followup_context": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),

@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..llm.answer_types import (ANSWER_TYPES, MONEY, NUMBER, PERCENT, PHONE, TEMPERATURE, TIME, expected_type,
-                                has_type, under_headers)
+                                has_type, header_cells, under_headers)
 from ..llm.parts import question_parts, split_setting
 from ..llm.signals import (QUESTION_WORDS, amount_terms_met, area_conflicts, conflicts, count_conflicts, coverage,
                            graded_codes, is_number, length_conflicts, lettered_codes, numerals, salient_terms, stem,
-                           term_set, without_exclusions, words)
+                           term_set, unglue_units, without_exclusions, words)
 from ..schema import Acl, Principal
 from ..stages import Embedder
 from ..text import STOP_WORDS
@@ -519,6 +519,45 @@ def states_charge_of(who: set[str], text: str) -> bool:
     return bool(who & term_set(text)) and _CHARGE_STATED.search(text) is not None
 
 
+#: A table cell that gives no value: a dash, "n/a", or what is not sold, offered or available ("Plaice | not sold |
+#: £11.80 | not sold"). "none", "free" and "no charge" are values (nothing to pay), not gaps.
+_EMPTY_CELL = re.compile(r"[-‐‑–—]*|n/?a|not\s+(?:sold|offered|available|applicable|stocked|run|brewed)\b.*", re.I)
+_PARENTHESES = re.compile(r"\([^)]*\)")
+
+
+def empty_asked_cell(asked: set[str], sentence: str, context: str = "") -> str | None:
+    """The header of the column a question asks for that a quoted table row leaves empty, else ``None``. ``asked``
+    holds the question's stemmed terms; the row must be about what is asked (every term of its first cell asked) and
+    one column must be asked by name (every term of its header outside brackets asked; of several, the one naming
+    most). "How much is a magnum of the Sloeburn Pinot Noir?" against "Sloeburn Pinot Noir | – | £27 | –" under
+    "Wine | Half bottle (37.5cl) | Bottle (75cl) | Magnum (150cl)" asks the magnum column, which is empty: the £27
+    is a bottle's price."""
+    split = header_cells(sentence, context)
+    if split is None:
+        return None
+    heads, cells = split
+    label = term_set(cells[0])
+    if not label or not label <= asked:
+        return None
+    named = [(len(t), h, c) for h, c in zip(heads[1:], cells[1:])
+             if (t := term_set(_PARENTHESES.sub(" ", h))) and t <= asked and not t <= label]
+    if not named:
+        return None
+    most = max(n for n, _, _ in named)
+    best = [(h, c) for n, h, c in named if n == most]
+    if len(best) != 1:
+        return None
+    head, cell = best[0]
+    return head if _EMPTY_CELL.fullmatch(cell.strip().rstrip(".").strip()) else None
+
+
+def about_asked(asked: set[str], sentence: str, context: str = "") -> bool:
+    """Whether a quoted sentence may speak to the asked thing: running text always, a table row when every term of
+    its first cell is asked (the row for "Mushy peas" does not price a plaice)."""
+    split = header_cells(sentence, context)
+    return split is None or term_set(split[1][0]) <= asked
+
+
 #: Words of a question for a band's top that ask for the top rather than name whose band it is ("What's the most a
 #: room leader can earn per hour?" names a room leader).
 _BAND_TOP_WORDS = frozenset(stem(w) for w in "top band bands pay scale scales grade rate rates hourly hour hours "
@@ -788,7 +827,8 @@ def _splittable(reason: str | None) -> bool:
         reason.startswith((ABSENT_NAME, RARE_WORD, SIBLING_WORD, UNDATED, UNSTATED_YEAR, CLOSURE_UNDATED,
                            PERIOD_UNSTATED, BAND_TOP_UNSTATED, UNSTATED_MONTH, UNSTATED_LABEL,
                            ABROAD_UNSAID, INTEREST_UNSTATED, UNNAMED_VEHICLE, UNLISTED_RELATION,
-                           PROFIT_UNSTATED, UNSTATED_COUNT, UNSTATED_LENGTH, UNSTATED_AREA, CHARGE_UNSTATED))
+                           PROFIT_UNSTATED, UNSTATED_COUNT, UNSTATED_LENGTH, UNSTATED_AREA, CHARGE_UNSTATED,
+                           EMPTY_CELL))
         or (reason.startswith("no ") and TYPE_NAMING in reason)))
 
 
@@ -810,6 +850,7 @@ UNSTATED_LENGTH = "asks about the length "
 UNSTATED_AREA = "asks about the area "
 UNNAMED_VEHICLE = "asks about the vehicle "
 CHARGE_UNSTATED = "asks for the charge of "
+EMPTY_CELL = "asks for the column "
 UNLISTED_RELATION = "asks about the relation "
 #: Inside the type-specific reason, after "no <kind>" (typed_zipf).
 TYPE_NAMING = " in an answer sentence naming "
@@ -825,7 +866,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     (ABROAD_UNSAID, "abroad"), (INTEREST_UNSTATED, "interest-rate"), (UNNAMED_VEHICLE, "vehicle"),
     (UNLISTED_RELATION, "relation"), (PROFIT_UNSTATED, "profit"), (UNSTATED_COUNT, "count-band"),
     (UNSTATED_LENGTH, "length-band"), (UNSTATED_AREA, "area-band"), (CHARGE_UNSTATED, "charge"),
-    (RARE_WORD, "rare-word"),
+    (EMPTY_CELL, "empty-cell"), (RARE_WORD, "rare-word"),
     (SIBLING_WORD, "sibling-word"), (ABSENT_NAME, "absent-name"), ("asks about ", "unknown-word"))
 
 
@@ -912,9 +953,15 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_lengths, cfg.answerability_vehicle_rates,
                       cfg.answerability_top_columns, cfg.answerability_areas,
                       cfg.answerability_sanctions, cfg.answerability_top_column_roles,
-                      cfg.answerability_charges)
+                      cfg.answerability_charges, cfg.answerability_empty_cells)
 
     asked = question.strip()
+    if cfg.answerability_glued_units:
+        # "a 20cm bread knife" asks about the row "Up to 20 cm": the check reads a unit glued to its number apart.
+        asked, query = unglue_units(asked), unglue_units(query)
+        sentences, titles = [unglue_units(s) for s in sentences], [unglue_units(t) for t in titles]
+        if sentence_contexts is not None:
+            sentence_contexts = [unglue_units(c) for c in sentence_contexts]
     if cfg.answerability_number_words:
         # "three years' service" asks for the row "3 years": the check reads numbers written as words as digits.
         asked, query = numerals(asked), numerals(query)
@@ -981,7 +1028,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            other_relations: bool = False, check_lengths: bool = False,
            vehicle_rates: bool = False, top_columns: bool = False,
            check_areas: bool = False, sanctions: bool = False,
-           top_column_roles: bool = False, check_charges: bool = False) -> AnswerabilityReport:
+           top_column_roles: bool = False, check_charges: bool = False,
+           empty_cells: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -1060,7 +1108,9 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     :func:`~ragbench.llm.signals.area_conflicts`). With ``sanctions``, a rare word for a disciplinary measure
     ("sanction") is known by a quoted sentence stating an outcome (:func:`names_sanction`). With ``check_charges``, a
     question asking what a named firm charges is answered only by a sentence that, with its headers and headings,
-    names the firm and states a charge (:func:`charger_asked`, :func:`states_charge_of`)."""
+    names the firm and states a charge (:func:`charger_asked`, :func:`states_charge_of`). With ``empty_cells``, a
+    question whose quoted table rows about what it asks all leave the column it names empty ("a magnum" where the
+    magnum column says "–") is unanswered, unless another quoted sentence states its type (:func:`empty_asked_cell`)."""
     own_contexts = list(sentence_contexts) if sentence_contexts is not None else [""] * len(sentences)
     kept = [(s, c) for s, c in zip(sentences, own_contexts) if s.strip()]
     sentences = [s for s, _ in kept]
@@ -1340,6 +1390,15 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
         if who and not any(states_charge_of(who, f"{t} . {c}") for t, (_, c) in zip(typed_as, kept)):
             return AnswerabilityReport(cov, sim, kind, found, False, CHARGE_UNSTATED + charger_name(asking)
                                        + ", which no answer sentence states", **signals)
+    # "How much is a small plaice?" asks the small column; "Plaice | not sold | £11.80 | not sold" states the regular
+    # price, and the small cell is empty. Another quoted sentence stating the asked type may still answer.
+    if empty_cells:
+        asked_terms = term_set(asking)
+        gaps = [empty_asked_cell(asked_terms, s, c) for s, c in kept]
+        if any(gaps) and not any(gap is None and about_asked(asked_terms, s, c) and has_type(t, kind, question)
+                                 for gap, (s, c), t in zip(gaps, kept, typed_as)):
+            return AnswerabilityReport(cov, sim, kind, found, False, EMPTY_CELL + next(g for g in gaps if g)
+                                       + ", which the answer's row leaves empty", **signals)
     # "How much bereavement leave do I get for a cousin?" asks about one relation; rows for parents, grandparents,
     # aunts and uncles answer others. Only the quoted sentences count, as for vehicles.
     if check_relations:

@@ -95,6 +95,20 @@ def numerals(text: str) -> str:
     return _NUMBER_WORD.sub(_numeral, text)
 
 
+#: A number with a unit written against it ("15cm", "200g", "1.5kg", "2am"). Pence ("45p") and money ("£2m",
+#: "£400k") stay as they are: the money tests read them whole. So does a time ending a sentence ("it's 11pm."): the
+#: question splitter reads "pm." as an abbreviation, which would join the asker's setting to what is asked.
+_GLUED_UNIT = re.compile(r"(?<![£$€¥\w.,])(\d+(?:\.\d+)?)(mm|cm|km|m|mg|kg|g|ml|cl|l|oz|lb|lbs|ft|in|kwh|kwp|kw|mph"
+                         r"|hrs|hr|h|mins|min|(?:am|pm)(?!\.))\b", re.IGNORECASE)
+
+
+def unglue_units(text: str) -> str:
+    """``text`` with a unit written against its number set apart ("a 20cm bread knife" → "a 20 cm bread knife",
+    "till 2am" → "till 2 am"), as documents mostly write it ("Up to 20 cm"): glued, the pair is one word no
+    document contains."""
+    return _GLUED_UNIT.sub(r"\1 \2", text)
+
+
 def stem(token: str) -> str:
     """A light suffix strip so that inflections meet (``approves``/``approved``/``approve`` → ``approv``,
     ``dogs`` → ``dog``, ``policies`` → ``policy``, ``sickness`` → ``sick``, ``planned`` → ``plan``); an irregular

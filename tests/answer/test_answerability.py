@@ -3,13 +3,14 @@ service's ``unanswerable-question`` refusal — all on hand-made texts with hand
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from ragbench.answer import AnsweringService, PrincipalRegistry
-from ragbench.answer.answerability import (PermittedTermWeights, TermWeights, assess, coverage, expected_type,
-                                           has_type, names, salient_terms, stem, term_set)
+from ragbench.answer.answerability import (PermittedTermWeights, TermWeights, assess, assess_answer, coverage,
+                                           expected_type, has_type, names, salient_terms, stem, term_set)
 from ragbench.config import AnswerConfig
 from ragbench.errors import ConfigError
 from ragbench.llm import REFUSAL_MESSAGE, ExtractiveChatModel
@@ -1288,6 +1289,70 @@ def test_a_vehicle_asked_for_an_amount_is_named_only_with_a_rate_per_mile():
                                              "Van | 24.5p", "£31,000 for a family van, depending on mileage",
                                              "11,400 miles per van", "a 5p charge")] == [
         True, True, True, True, False, False, True]  # any amount in pence reads as a rate: the pence, not the mile
+
+
+def test_a_column_the_quoted_row_leaves_empty_is_unanswered():
+    """Wimbleworth J062 and vinegarth Y060's shapes (session 61): "a magnum of the Sloeburn Pinot Noir" answered with
+    the row's bottle price, its magnum cell "–"; "a small plaice" with the regular price, the small cell "not sold"."""
+    from ragbench.answer.answerability import about_asked, empty_asked_cell, rule_of
+
+    head = "Wine list . | Wine | Half bottle (37.5cl) | Bottle (75cl) | Magnum (150cl) |"
+    row = "Sloeburn Pinot Noir | – | £27 | – |."
+    w = TermWeights.from_texts([OFFICE, PETS, row + " magnum wine half bottle"])
+    q = "How much is a magnum of the Sloeburn Pinot Noir?"
+    assert assess(q, q, [row], ["Wine list"], w, None, 0.0, 0.0, sentence_contexts=[head]).answerable  # off
+    r = assess(q, q, [row], ["Wine list"], w, None, 0.0, 0.0, sentence_contexts=[head], empty_cells=True)
+    assert (r.answerable, r.reason, rule_of(r.reason)) == (
+        False, "asks for the column Magnum (150cl), which the answer's row leaves empty", "empty-cell")
+    # a bottle is priced; a sentence about the wine stating a price answers too
+    b = "How much is a bottle of the Sloeburn Pinot Noir?"
+    assert assess(b, b, [row], ["Wine list"], w, None, 0.0, 0.0, sentence_contexts=[head], empty_cells=True).answerable
+    said = [row, "Magnums of Sloeburn Pinot Noir are £60 to order."]
+    assert assess(q, q, said, ["Wine list"], w, None, 0.0, 0.0, sentence_contexts=[head, "Wine list"],
+                  empty_cells=True).answerable
+    fish = "Prices . | Fish | Small | Regular | Large |"
+    asked = term_set("how much is a small plaice?")
+    assert [empty_asked_cell(asked, s, fish) for s in (
+        "Plaice | not sold | £11.80 | not sold |.", "Plaice | £8.10 | £11.80 | n/a |.", "Plaice | none | £1 | – |.",
+        "Cod | – | £9.60 | £12.40 |.", "Plaice | – | £11.80 |.")] == ["Small", None, None, None, None]
+    assert [about_asked(asked, s, fish) for s in ("Mushy peas | £1.70 | £2.30 | – |.", "Plaice | – | £1 | £2 |.",
+                                                   "Plaice is caught off Cornwall.")] == [False, True, True]
+    # of two asked headers the one naming most is read: "a half bottle" is not "a bottle"
+    assert empty_asked_cell(term_set("a half bottle of the Sloeburn Pinot Noir"), row, head) == "Half bottle (37.5cl)"
+
+
+def test_service_refuses_by_default_a_column_the_quoted_row_leaves_empty():
+    """The service reads the quoted row under its table's header: the magnum cell is "–", so the bottle's £27 does
+    not answer "How much is a magnum …?"; with the rule off the row is quoted and cited."""
+    body = ("Wine prices for 2026.\n\n| Wine | Bottle (75cl) | Magnum (150cl) |\n|---|---|---|\n"
+            "| Sloeburn Pinot Noir | £27 | – |\n| Hartmoor Bacchus | £18.50 | £39 |\n")
+    docs = [Document("wines", body, "Wine list", acl=Acl.make([], [], "Public"))]
+    a = _refused_by_default(docs, "How much is a magnum of the Sloeburn Pinot Noir?",
+                            "Sloeburn Pinot Noir | £27 | – | [1].", "empty-cell", "answerability_empty_cells")
+    # the check reads the header with its unit set apart (answer.answerability_glued_units)
+    assert a.answerability.reason == "asks for the column Magnum (150 cl), which the answer's row leaves empty"
+
+
+def test_a_unit_written_against_its_number_is_read_apart():
+    """Whettleby K001's shape (session 61): "how much to sharpen a serrated knife under 15cm?" refused as asking about
+    "15cm", a word no document contains; the price list says "Up to 15 cm". Pence and money stay whole."""
+    from ragbench.llm.signals import unglue_units
+
+    assert [unglue_units(t) for t in ("a 15cm knife", "till 2am", "a 1.5kg tub", "45p a mile", "£2m deal", "A4 paper",
+                                      "9am-5pm", "5kWh", "It's 11pm. Who do I ring?")] == [
+        "a 15 cm knife", "till 2 am", "a 1.5 kg tub", "45p a mile", "£2m deal", "A4 paper", "9 am-5 pm", "5 kWh",
+        "It's 11pm. Who do I ring?"]  # "pm." would read as an abbreviation and join the two sentences
+    docs = ["Serrated knife | Up to 15 cm | £8.10 |.", "Chef's knife | Up to 20 cm | £8.40 |.", OFFICE, PETS]
+    w = TermWeights.from_texts(docs)
+    q = "how much to sharpen a serrated knife under 15cm?"
+    said, heads = [docs[0]], ["Sharpening prices . | Knife | Length | Price |"]
+    r = assess(q, q, said, ["Sharpening prices"], w, None, 0.0, 0.0, sentence_contexts=heads)
+    assert (r.answerable, r.reason) == (False, "asks about 15cm, which no readable document mentions")
+    cfg = replace(AnswerConfig(), answerability_glued_units=True, answerability_min_coverage=0.0,
+                  answerability_min_similarity=0.0)
+    assert assess_answer(cfg, q, q, said, ["Sharpening prices"], w, sentence_contexts=heads).answerable
+    assert not assess_answer(replace(cfg, answerability_glued_units=False), q, q, said, ["Sharpening prices"], w,
+                             sentence_contexts=heads).answerable
 
 
 @pytest.mark.parametrize("body, title, question, rule, switch, cfg", [
