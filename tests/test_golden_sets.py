@@ -1055,7 +1055,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-sleetmark": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-bh-26-0582", "[3] and [5]"),
         answerable_injected={"W010": "pub-forum-thread", "W019": "cs-complaint-bh-26-0582"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_cuddenshaw": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["mu-agency", "mu-ceo", "mu-chair", "mu-customer", "mu-driver", "mu-finance", "mu-grower",
@@ -1096,9 +1095,50 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-beechmast": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-rh-26-0588", "[3] and [5]"),
         answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-rh-26-0588"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_clapperdon": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["bx-agency", "bx-ceo", "bx-chair", "bx-customer", "bx-finance", "bx-guide", "bx-hanger", "bx-hr",
+                    "bx-moulder", "bx-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-marlspike": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-cl-26-0388", "[3] and [5]"),
+        answerable_injected={"L010": "pub-forum-thread", "L019": "cs-complaint-cl-26-0388"}),
+    "golden_brockensall": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["fk-agency", "fk-bookings", "fk-cafe", "fk-ceo", "fk-chair", "fk-customer", "fk-falconer",
+                    "fk-finance", "fk-hr", "fk-prospect"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-tiercel": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-fk-26-0188", "[3] and [5]"),
+        answerable_injected={"X010": "pub-forum-thread", "X019": "cs-complaint-fk-26-0188"}),
+    "golden_reedhallow": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["oz-agency", "oz-builder", "oz-ceo", "oz-chair", "oz-customer", "oz-finance", "oz-hr",
+                    "oz-prospect", "oz-shop", "oz-tuner"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-tenon": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-rh-26-0388", "[3] and [5]"),
+        answerable_injected={"T010": "pub-forum-thread", "T019": "cs-complaint-rh-26-0388"}),
+    "golden_wherrowmere": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["lz-agency", "lz-cafe", "lz-ceo", "lz-chair", "lz-duty", "lz-finance", "lz-hr", "lz-lifeguard",
+                    "lz-prospect", "lz-swimmer"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-tombolo": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wl-26-0358", "[3] and [5]"),
+        answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-wl-26-0358"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_cragsworth", "golden_cuddenshaw", "golden_reekholme", "golden_whettleby"})
+HELDOUT = frozenset({"golden_brockensall", "golden_clapperdon", "golden_reedhallow", "golden_wherrowmere"})
 
 
 def folder_of(name: str) -> Path:
