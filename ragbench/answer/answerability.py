@@ -519,8 +519,8 @@ def states_charge_of(who: set[str], text: str) -> bool:
     return bool(who & term_set(text)) and _CHARGE_STATED.search(text) is not None
 
 
-#: A table cell that gives no value: a dash, "n/a", or what is not sold, offered or available ("Plaice | not sold |
-#: £11.80 | not sold"). "none", "free" and "no charge" are values (nothing to pay), not gaps.
+#: A table cell that gives no value: blank, a dash, "n/a", or what is not sold, offered or available ("Plaice | not
+#: sold | £11.80 | not sold"). "none", "free" and "no charge" are values (nothing to pay), not gaps.
 _EMPTY_CELL = re.compile(r"[-‐‑–—]*|n/?a|not\s+(?:sold|offered|available|applicable|stocked|run|brewed)\b.*", re.I)
 _PARENTHESES = re.compile(r"\([^)]*\)")
 
