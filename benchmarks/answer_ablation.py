@@ -82,6 +82,7 @@ RULES: tuple[Rule, ...] = (
     Rule("charges", {"answer.answerability_charges": False}),
     Rule("empty-cells", {"answer.answerability_empty_cells": False}),
     Rule("glued-units", {"answer.answerability_glued_units": False}),
+    Rule("current-passages", {"answer.current_passages": False}),
     Rule("rewriter-siblings", {"answer.rewriter_siblings": False}),
     Rule("followup-context", {"answer.followup_context": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),

@@ -396,6 +396,12 @@ class AnswerConfig:
     # past ("was", "last year", a year the current edition's title does not carry): last year's price was quoted
     # beside this year's. Nothing read or checked changes (docs/answers.md, session 47).
     current_editions: bool = True
+    # Unless the question speaks of the past, each passage of a document replaced by an edition the asker may read is
+    # followed by its counterpart in that edition (the chunk sharing most of its terms, at its reading weight), so the
+    # reader can quote the edition in force when only last year's list was retrieved; the old passage stays, and
+    # current_editions then keeps the edition in force (docs/answers.md, session 62: pool of 109 sets refusal
+    # accuracy +1, HandledRight +7, no refuse slice lower; blind on reedhallow + wherrowmere HandledRight +1, 0 lost).
+    current_passages: bool = True
     # Refuse (insufficient-retrieval) when the best passage in the whole index is one the asker may not read and
     # the asker's best scores below (1 − restricted_gap) × its score: the asked-for fact sits in a restricted
     # document (issue 15, failure shape 2). Only the two scores are used; 0 = off. 0.3 was chosen on the bundled set;

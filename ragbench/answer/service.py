@@ -417,6 +417,35 @@ class AnsweringService:
                 return {}
         return newer
 
+    def current_passages(self, question: str, hits: Sequence[Hit], who: Principal) -> list[Hit]:
+        """``hits`` with, after each passage of a document replaced by an edition ``who`` may read (and ``question``
+        not of the past, :meth:`replaced_editions`), its counterpart in that edition: the successor's chunk sharing
+        most of the passage's terms (Jaccard), at the score the reader gives the old passage (× its
+        ``answer.superseded_weight``, :meth:`passage_weight`), unless that chunk is already among ``hits`` or shares no
+        term with it. The old passage stays: the check reads what the reader quotes of both editions, and the answer
+        then keeps the edition in force (:func:`editions.current_sentences`)."""
+        newer = self.replaced_editions(question, [h.doc_id for h in hits], who)
+        if not newer:
+            return list(hits)
+        chunks = {old: self.store.chunks(sorted(ids)) for old, ids in newer.items()}
+        seen = {h.chunk_id for h in hits}
+        weight = min(self.cfg.superseded_weight, 1.0)
+        out: list[Hit] = []
+        for h in hits:
+            out.append(h)
+            if h.doc_id not in chunks:
+                continue
+            mine = term_set(h.text or getattr(self.store.get_chunk(h.chunk_id), "text", ""))
+            scored = [(len(mine & t) / len(mine | t), c) for c in chunks[h.doc_id]
+                      for t in (term_set(c.text),) if mine | t]
+            share, chunk = max(scored, key=lambda st: st[0], default=(0.0, None))
+            if chunk is not None and share > 0 and chunk.chunk_id not in seen:
+                seen.add(chunk.chunk_id)
+                added = self._context([Hit(chunk.chunk_id, chunk.doc_id, h.score * weight, h.rank, chunk.text, "",
+                                           chunk.start, chunk.end)])
+                out.extend(self.quarantine.redact(added) if self.cfg.quarantine else added)
+        return [replace(h, rank=i) for i, h in enumerate(out)]
+
     @staticmethod
     def _context_in(hit: Hit, doc: Any) -> str:
         trail = heading_trail(doc.text, hit.start) if doc is not None else []
@@ -626,6 +655,8 @@ class AnsweringService:
         if self.reranker is not None:
             hits = self.reranker.rank(asked, hits)  # quarantine-cleaned text: flagged spans never reach the model
         hits = hits[:top_k]
+        if self.cfg.current_passages:
+            hits = self.current_passages(question, hits, who)
         if self.judge is not None and self.cfg.judge_mode == "rerank":
             # The judge reads each passage against the question; only passages it accepts reach the reader, in
             # its order and with its P(yes) as their score (the reader weighs passages by score).

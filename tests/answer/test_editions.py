@@ -1,13 +1,17 @@
 """An answer quoting a replaced edition beside the edition that replaced it states the one in force (session 47)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ragbench.answer import AnsweringService, PrincipalRegistry
 from ragbench.answer.editions import asks_about_past, current_sentences, successors
 from ragbench.config import AnswerConfig
 from ragbench.llm import ExtractiveChatModel
+from ragbench.retrieval.chunking import SentenceChunker
 from ragbench.schema import Acl, Document, Hit, Principal
+from ragbench.store import KnowledgeStore
 
 from .helpers import FixedOrder, make_store
 
@@ -78,6 +82,8 @@ def answer(store, question, who=PUPIL, cfg=None, docs=("prices-2025", "prices-20
 
 
 Q = "How much is a 1.5 hour lesson in a manual?"
+#: Session 47's reading alone: without the edition in force read beside an old one (``answer.current_passages``).
+OFF = AnswerConfig(restricted_gap=0.0, current_passages=False)
 BOTH = "1.5 hours | £58 | £64 |. [1] 1.5 hours | £62 | £68 |. [2]"
 
 
@@ -90,7 +96,7 @@ def test_both_editions_quoted_the_answer_states_the_one_in_force(editions):
     # Asked about the past, both editions stay; the old edition read alone stays too.
     then = answer(editions, "What was a 1.5 hour lesson in a manual on the old list?")
     assert [c.doc_id for c in then.citations] == ["prices-2025", "prices-2026"]
-    alone = answer(editions, Q, docs=("prices-2025", "gift"))
+    alone = answer(editions, Q, cfg=OFF, docs=("prices-2025", "gift"))
     assert [c.doc_id for c in alone.citations] == ["prices-2025"]
 
 
@@ -103,3 +109,76 @@ def test_a_successor_the_asker_may_not_read_does_not_count():
         assert [c.doc_id for c in staff.citations] == ["staff-prices"]
     finally:
         s.close()
+
+
+# Session 62: the edition in force read beside the one it replaced (``answer.current_passages``).
+ON = AnswerConfig(restricted_gap=0.0, current_passages=True)
+
+
+def test_an_old_edition_retrieved_alone_is_read_beside_its_successor(editions):
+    # brockensall X070: last year's list alone among the passages, its price quoted (£58 for £62).
+    off = answer(editions, Q, cfg=OFF, docs=("prices-2025", "gift"))
+    assert [c.doc_id for c in off.citations] == ["prices-2025"] and "£58" in off.answer
+    now = answer(editions, Q, docs=("prices-2025", "gift"))  # on by default
+    assert (now.refused, now.answer) == (False, "1.5 hours | £62 | £68 |. [2]")
+    assert [c.doc_id for c in now.citations] == ["prices-2026"]
+    assert (now.decided_by, now.context_chunk_ids[1]) == (off.decided_by, editions.chunks(["prices-2026"])[0].chunk_id)
+    # Asked about the past, last year's list is read as it was retrieved.
+    then = answer(editions, "What was a 1.5 hour lesson in a manual last year?", cfg=ON,
+                  docs=("prices-2025", "gift"))
+    assert "prices-2026" not in [c.doc_id for c in then.citations] and "£58" in then.answer
+
+
+def test_the_counterpart_follows_the_old_passage_at_its_reading_weight(editions):
+    svc = AnsweringService(editions, FixedOrder(editions, ("gift",)), ExtractiveChatModel(), ON,
+                           principals=PrincipalRegistry([PUPIL, STAFF]))
+    old = editions.chunks(["prices-2025"])[0]
+    new = editions.chunks(["prices-2026"])[0]
+    gift = editions.chunks(["gift"])[0]
+    hits = [Hit(gift.chunk_id, "gift", 0.9, 0), Hit(old.chunk_id, "prices-2025", 0.8, 1)]
+    got = svc.current_passages(Q, hits, PUPIL)
+    assert [(h.chunk_id, h.doc_id, h.score, h.rank) for h in got] == [
+        (gift.chunk_id, "gift", 0.9, 0), (old.chunk_id, "prices-2025", 0.8, 1), (new.chunk_id, "prices-2026", 0.4, 2)]
+    assert got[2].title == "Lesson prices 2026-27" and got[2].text == NEW  # read as a retrieved passage is
+    # Its counterpart already among the passages, or none sharing a term, or asked of the past: nothing is added.
+    both = [Hit(new.chunk_id, "prices-2026", 0.7, 0), replace(hits[0], rank=1), replace(hits[1], rank=2)]
+    assert svc.current_passages(Q, both, PUPIL) == both
+    lone = [hits[0], Hit("x", "prices-2025", 0.8, 1, "Open daily.")]
+    assert svc.current_passages(Q, lone, PUPIL) == lone
+    assert svc.current_passages("What did a lesson cost last year?", hits, PUPIL) == hits
+
+
+def test_a_successor_the_asker_may_not_read_adds_nothing():
+    s = editions_store(successor="staff-prices")
+    try:
+        a = answer(s, Q, cfg=ON, docs=("prices-2025", "gift"))
+        assert [c.doc_id for c in a.citations] == ["prices-2025"] and "£58" in a.answer
+        staff = answer(s, Q, who=STAFF, cfg=ON, docs=("prices-2025", "gift"))
+        assert [c.doc_id for c in staff.citations] == ["staff-prices"] and "£62" in staff.answer
+    finally:
+        s.close()
+
+
+def test_the_counterpart_is_the_successor_section_sharing_most_of_the_old_passage_terms():
+    # The counterpart of the old block-booking section is the new one, whatever the question's words cover: the
+    # new "single lessons" section covers this question's words more.
+    public = Acl.make([], [], "Public")
+    single = "Single lessons in a manual or automatic car are paid on the day by card."
+    blocks = "Block bookings of ten hours cost {} in a manual car and {} in an automatic car."
+    store = KnowledgeStore.open(":memory:")
+    store.ingest([Document("old", single + " " + blocks.format("£400", "£440"), "Prices 2025-26", acl=public,
+                           metadata={"superseded_by": "new"}),
+                  Document("new", single + " " + blocks.format("£420", "£460"), "Prices 2026-27", acl=public)],
+                 SentenceChunker(max_chars=80, char_overlap=0))
+    try:
+        old = [c for c in store.chunks(["old"]) if "ten hours" in c.text]
+        new = {c.chunk_id: c.text for c in store.chunks(["new"])}
+        assert len(old) == 1 and len(new) == 2
+        svc = AnsweringService(store, FixedOrder(store, ("old",)), ExtractiveChatModel(), ON,
+                               principals=PrincipalRegistry([PUPIL]))
+        asked = "What do single lessons in a manual cost, paid by card?"
+        got = svc.current_passages(asked, [Hit(old[0].chunk_id, "old", 0.6, 0, old[0].text)], PUPIL)
+        assert [(h.doc_id, h.text, h.score) for h in got] == [("old", old[0].text, 0.6),
+                                                              ("new", blocks.format("£420", "£460"), 0.3)]
+    finally:
+        store.close()
