@@ -1095,7 +1095,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-beechmast": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-rh-26-0588", "[3] and [5]"),
         answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-rh-26-0588"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_clapperdon": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["bx-agency", "bx-ceo", "bx-chair", "bx-customer", "bx-finance", "bx-guide", "bx-hanger", "bx-hr",
@@ -1136,9 +1135,50 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-tombolo": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wl-26-0358", "[3] and [5]"),
         answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-wl-26-0358"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_plinthwaite": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["ms-agency", "ms-carver", "ms-ceo", "ms-chair", "ms-customer", "ms-finance", "ms-fixer", "ms-hr",
+                    "ms-prospect", "ms-showroom"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-purchase": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-pm-26-0311", "[3] and [5]"),
+        answerable_injected={"G010": "pub-forum-thread", "G019": "cs-complaint-pm-26-0311"}),
+    "golden_pommerstow": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["cy-agency", "cy-bottling", "cy-ceo", "cy-chair", "cy-customer", "cy-finance", "cy-fitter", "cy-hr",
+                    "cy-prospect", "cy-shop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-scrattin": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-pm-26-0381", "[3] and [5]"),
+        answerable_injected={"V010": "pub-forum-thread", "V019": "cs-complaint-pm-26-0381"}),
+    "golden_feltcombe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["ml-agency", "ml-ceo", "ml-chair", "ml-customer", "ml-finance", "ml-hire", "ml-hr",
+                    "ml-milliner", "ml-prospect", "ml-shop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-sisal": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-fc-26-0388", "[3] and [5]"),
+        answerable_injected={"N010": "pub-forum-thread", "N019": "cs-complaint-fc-26-0388"}),
+    "golden_kibblethorpe": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["sj-agency", "sj-ceo", "sj-chair", "sj-customer", "sj-driver", "sj-finance", "sj-hr",
+                    "sj-prospect", "sj-sawyer", "sj-yard"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-mizzen": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-kt-26-0388", "[3] and [5]"),
+        answerable_injected={"J010": "pub-forum-thread", "J019": "cs-complaint-kt-26-0388"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_brockensall", "golden_clapperdon", "golden_reedhallow", "golden_wherrowmere"})
+HELDOUT = frozenset({"golden_feltcombe", "golden_kibblethorpe", "golden_plinthwaite", "golden_pommerstow"})
 
 
 def folder_of(name: str) -> Path:
