@@ -236,6 +236,8 @@ FILE_CASES = [
      "docs/eng-oncall.md:6: field 'acl.roles'", "expected a list of non-empty strings"),
     ("no closing marker", "docs/pub-privacy.md", "---\n#", "\n#",
      "docs/pub-privacy.md:1: field 'front matter'", "no closing '---' line"),
+    ("unstorable value", "docs/it-devices.md", "fictional: true", "fictional: true\nmeasured: .nan",
+     "docs/it-devices.md:2: field 'front matter'", "a value cannot be stored (Out of range float values"),
     ("principal classification", "principals.yaml", "max_classification: Public", "max_classification: Top",
      "principals.yaml:14: field 'max_classification'", "unknown classification 'Top'"),
     ("principal missing field", "principals.yaml", "    roles: [board]\n", "",
@@ -286,6 +288,23 @@ def test_binary_or_non_utf8_files_are_data_errors_naming_the_file(tmp_path: Path
     (folder / "principals.yaml").write_bytes(b"principals:\n\x00")
     with pytest.raises(DataError, match=r"principals\.yaml:2: a binary file"):
         load_golden(folder)
+
+
+def test_front_matter_dates_load_as_iso_strings_and_can_be_stored(tmp_path: Path) -> None:
+    # feltcombe (session 63) wrote "valid_from: 2025-04-01" unquoted: YAML reads a date, which the store could not
+    # hold as JSON, so the whole evaluation stopped before the first question.
+    from ragbench.retrieval.chunking import SentenceChunker
+    from ragbench.store import KnowledgeStore
+
+    folder = _copy(tmp_path)
+    _replace(folder / "docs/it-devices.md", "fictional: true", "fictional: true\nvalid_from: 2025-04-01\n"
+             "reviewed: 2026-01-05 09:30:00")
+    doc = next(d for d in load_golden(folder).documents if d.doc_id == "it-devices")
+    assert (doc.metadata["valid_from"], doc.metadata["reviewed"]) == ("2025-04-01", "2026-01-05T09:30:00")
+    store = KnowledgeStore.open(":memory:")
+    store.ingest([doc], SentenceChunker())
+    stored = store.get_document("it-devices")
+    assert stored is not None and stored.metadata["valid_from"] == "2025-04-01"
 
 
 def test_files_saved_with_a_byte_order_mark_and_crlf_load_as_the_originals(tmp_path: Path) -> None:

@@ -6,7 +6,9 @@ Every problem is a :class:`DataError` naming the file, the 1-based line and the 
 """
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -54,6 +56,13 @@ def _parse_yaml(text: str, path: Path, offset: int, what: str) -> tuple[Any, dic
         raise fail(path, line, what, f"invalid YAML ({getattr(exc, 'problem', exc)})",
                    "correct the YAML syntax (indentation, quotes, colons)") from None
     return data, lines
+
+
+def _iso(value: Any) -> str:
+    """A YAML date or timestamp as an ISO 8601 string; anything else JSON cannot hold is a :class:`TypeError`."""
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _str_list(value: Any, path: Path, line: int, name: str) -> list[str]:
@@ -152,7 +161,13 @@ def _load_document(path: Path, folder: Path) -> tuple[Document, int]:
     if not body:
         raise fail(path, end + 2, "body", "the document has no text after the front matter",
                    "write the document body below the closing '---'")
-    metadata = {k: v for k, v in meta.items() if k not in ("id", "title", "acl")}
+    # YAML reads an unquoted "valid_from: 2025-04-01" as a date; the store keeps JSON, so dates become ISO strings
+    try:
+        metadata = json.loads(json.dumps({k: v for k, v in meta.items() if k not in ("id", "title", "acl")},
+                                         default=_iso, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise fail(path, 2, "front matter", f"a value cannot be stored ({exc})",
+                   "quote the value as a string, or write a number, true/false, a list or a mapping") from None
     doc = Document(doc_id=doc_id, text=body, title=meta["title"].strip(),
                    source=path.relative_to(folder).as_posix(), acl=Acl.make(roles, depts, level),
                    metadata=metadata)
