@@ -83,6 +83,7 @@ RULES: tuple[Rule, ...] = (
     Rule("empty-cells", {"answer.answerability_empty_cells": False}),
     Rule("glued-units", {"answer.answerability_glued_units": False}),
     Rule("current-passages", {"answer.current_passages": False}),
+    Rule("period-spans", {"answer.answerability_period_spans": False}),
     Rule("rewriter-siblings", {"answer.rewriter_siblings": False}),
     Rule("followup-context", {"answer.followup_context": False}),
     Rule("restricted-gap", {"answer.restricted_gap": 0.0}),

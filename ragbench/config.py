@@ -166,6 +166,9 @@ class AnswerConfig:
     # is met by a sentence holding a WordNet synonym of it ("wine" for "vino"); only the sentence ranking reads it,
     # and it needs the wordnet extra. 0 = off; measured at 8 and 4 and left off (docs/answers.md, session 40).
     extractive_synonym_zipf: float = 0.0
+    # The reader reads a hard-wrapped paragraph's line breaks as spaces (Markdown's soft line break), so a sentence
+    # wrapped over two lines is one sentence (ragbench.llm.signals.join_wrapped_lines; docs/answers.md, session 63).
+    extractive_join_wrapped: bool = False
     # Answerability (ragbench.answer.answerability): refuse "unanswerable-question" when the reply holds no answer
     # of the kind asked for, contradicts a qualifier of the question, names no identifier the question asks about,
     # or covers < min_coverage of the question's IDF-weighted terms (near-synonyms credited) while its best
@@ -240,6 +243,10 @@ class AnswerConfig:
     # 2026") is answered only when the answer, its headings or its table headers state that end: the six months to
     # September are another period (docs/answers.md, session 49).
     answerability_period_ends: bool = True
+    # The period rule also reads a span of months with its year ("for October to December 2026"): its end month and
+    # year must be stated. Decided in writing, chosen on the pool of 115 sets (refusal accuracy +3, HandledRight +4,
+    # refuse-acl +1, refuse-unanswerable +3) and tested blind (docs/answers.md, session 63).
+    answerability_period_spans: bool = True
     # A question asking for the top of a band ("What's the top of the presser pay band?") is answered only when some
     # answer sentence, under its table headers, states a range of money: "from £27,500 a year" is where a band starts
     # (docs/answers.md, session 49).

@@ -236,14 +236,25 @@ def _month(name: str) -> int:
     return next(i for i, m in enumerate(_MONTH_NAMES, 1) if m.startswith(name.lower()[:3]))
 
 
-def period_ends(text: str) -> list[tuple[str, int, str | None, bool]]:
+#: A span of months with its year ("October to December 2026", "Apr–Sep 2026"): a period named by its two ends.
+_MONTH_SPAN = re.compile(rf"\b(?:{_MONTHS}|{_MONTH_SHORT})\.?\s*(?:to|until|through|-|–)\s*({_MONTHS}|{_MONTH_SHORT})"
+                         r"\b\.?,?\s*((?:19|20)\d{2})\b", re.I)
+
+
+def period_ends(text: str, spans: bool = False) -> list[tuple[str, int, str | None, bool]]:
     """The periods ``text`` asks about by their end: (as written, month 1–12, year or None, whether year-long) —
-    "What was total income for the full year to March 2026?" → ``[("March 2026", 3, "2026", True)]``."""
+    "What was total income for the full year to March 2026?" → ``[("March 2026", 3, "2026", True)]``; with
+    ``spans`` also a span of months with its year ("for October to December 2026" → ``("December 2026", 12,
+    "2026", False)``)."""
     out = []
     for m in _PERIOD_END.finditer(text):
         unit, month, year = m.group(1).lower(), m.group(2), m.group(3)
         written = f"{month} {year}" if year else month
         out.append((written, _month(month), year, unit == "year"))
+    if spans:
+        ends = {(month, year) for _, month, year, _ in out}
+        out += [(f"{m.group(1)} {m.group(2)}", _month(m.group(1)), m.group(2), False)
+                for m in _MONTH_SPAN.finditer(text) if (_month(m.group(1)), m.group(2)) not in ends]
     return out
 
 
@@ -953,7 +964,8 @@ def assess_answer(cfg: "AnswerConfig", question: str, query: str, sentences: Seq
                       cfg.answerability_lengths, cfg.answerability_vehicle_rates,
                       cfg.answerability_top_columns, cfg.answerability_areas,
                       cfg.answerability_sanctions, cfg.answerability_top_column_roles,
-                      cfg.answerability_charges, cfg.answerability_empty_cells)
+                      cfg.answerability_charges, cfg.answerability_empty_cells,
+                      cfg.answerability_period_spans)
 
     asked = question.strip()
     if cfg.answerability_glued_units:
@@ -1029,7 +1041,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
            vehicle_rates: bool = False, top_columns: bool = False,
            check_areas: bool = False, sanctions: bool = False,
            top_column_roles: bool = False, check_charges: bool = False,
-           empty_cells: bool = False) -> AnswerabilityReport:
+           empty_cells: bool = False, period_spans: bool = False) -> AnswerabilityReport:
     """Judge whether ``sentences`` (the answer, markers removed) answer the question.
 
     ``question`` is what the user typed (its form decides the answer type, its qualifiers must not be
@@ -1064,7 +1076,8 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     ``check_closures``, a question asking when a closure to come happens (:func:`asks_closure_date`) is answered
     only when the answer or its sentences' contexts state a date on the calendar, not the hours of a day. With
     ``check_periods``, a figure asked for a period named by its end ("the full year to March 2026") is answered only
-    when the answer or its sentences' contexts state that end (:func:`states_period_end`). With ``check_band_tops``,
+    when the answer or its sentences' contexts state that end (:func:`states_period_end`); with ``period_spans`` a
+    span of months with its year ("October to December 2026") too. With ``check_band_tops``,
     a question asking for the top of a band (:func:`asks_band_top`; with ``top_pay``, the most someone can earn too) is
     answered only when some answer sentence, read under its table headers, states a range of money
     (:func:`states_range`). With ``check_months``, a month the question asks about with its year (:func:`months_asked`)
@@ -1322,7 +1335,7 @@ def assess(question: str, query: str, sentences: Sequence[str], titles: Sequence
     # "What was total revenue for the full year to March 2026?" asks for that period's figure; a table of the six
     # months to 30 September beside their budget ("Total income | £2,865,000 | …") answers another period.
     if check_periods:
-        unstated = [w for w, month, year, long in period_ends(asking)
+        unstated = [w for w, month, year, long in period_ends(asking, period_spans)
                     if not states_period_end(month, year, long, dated_text)]
         if unstated:
             return AnswerabilityReport(cov, sim, kind, found, False, PERIOD_UNSTATED + ", ".join(unstated)

@@ -31,9 +31,9 @@ from .context import (REFUSAL_MESSAGE, Passage, read_rag_extras, read_rag_meta, 
                       strip_markers)
 from .parts import question_parts
 from .quarantine import addresses_ai
-from .signals import (amount_terms_met, conflicts, contexts, coverage, modifier_conflicts, paragraph_headings,
-                      paragraphs, range_conflicts, salient_terms, stem, table_headers, term_set, value_conflicts,
-                      weight_lookup, words)
+from .signals import (amount_terms_met, conflicts, contexts, coverage, join_wrapped_lines, modifier_conflicts,
+                      paragraph_headings, paragraphs, range_conflicts, salient_terms, stem, table_headers, term_set,
+                      value_conflicts, weight_lookup, words)
 
 _LINE = re.compile(r"^\[(\d+)\]\s*(\S.*)$")
 _MARKUP = re.compile(r"\*\*|__|`")
@@ -201,7 +201,7 @@ class ExtractiveChatModel(ChatModel):
                  carried_weight: float = 0.5, min_gain: float = 0.25, gain_ratio: float = 0.4,
                  same_passage_sentences: int = 0, same_passage_ratio: float = 0.5,
                  title_definitions: bool = False, synonym_zipf: float = 0.0,
-                 kinship: bool = False) -> None:
+                 kinship: bool = False, join_wrapped: bool = False) -> None:
         self.max_passages = max_passages
         self.passage_ratio = passage_ratio
         self.max_sentences = max_sentences
@@ -222,6 +222,7 @@ class ExtractiveChatModel(ChatModel):
         self.title_definitions = title_definitions
         self.synonym_zipf = synonym_zipf
         self.kinship = kinship
+        self.join_wrapped = join_wrapped
 
     @property
     def model_id(self) -> str:  # type: ignore[override]
@@ -298,6 +299,8 @@ class ExtractiveChatModel(ChatModel):
                 if is_injection(para):
                     continue  # text addressed to an AI is never quoted (the service also redacts flagged spans)
                 context = contexts([p.context, *trail])
+                if self.join_wrapped:
+                    para = join_wrapped_lines(para)
                 for sentence in _sentences(_MARKUP.sub("", strip_markers(para))):
                     index += 1
                     sentence = clean_sentence(sentence)

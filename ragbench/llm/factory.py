@@ -27,6 +27,7 @@ def make_chat_model(name_or_cfg: "str | AnswerConfig" = "extractive", embedder: 
                            "min_relevance": cfg.extractive_min_relevance,
                            "title_definitions": cfg.extractive_title_definitions,
                            "synonym_zipf": cfg.extractive_synonym_zipf, "kinship": cfg.kinship,
+                           "join_wrapped": cfg.extractive_join_wrapped,
                            "embedder": embedder if cfg.extractive_semantic else None},
             "openai": {"base_url": cfg.llm_base_url, "model": cfg.llm_model, "timeout": cfg.llm_timeout,
                        "max_retries": cfg.llm_max_retries},

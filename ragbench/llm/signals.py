@@ -1030,6 +1030,34 @@ def blocks(text: str) -> list[tuple[int, int]]:
     return _split_spans(text, _BLOCK_BREAK)
 
 
+#: A line that opens a block of its own: a table row, a heading, a block quote or a list item.
+_BLOCK_LINE = re.compile(r"^[ \t]*(?:\||#{1,6}(?:[ \t]|$)|>|[-*+][ \t]|\d{1,2}[.)][ \t])")
+#: A line opening with a short label and a colon ("Email: …", "**Reviewed by:** …"): a field, not a wrapped line.
+_LABEL_LINE = re.compile(r"^[ \t]*(?:\*\*|__)?[A-Z][\w’'/() -]{0,40}:(?:\*\*|__)?[ \t]")
+#: A bold name alone, perhaps with a note in brackets ("**reelgriselda** (posted 3 November)"): a post's byline.
+_BYLINE = re.compile(r"^[ \t]*(?:\*\*|__)[^*_\n]+(?:\*\*|__)(?:[ \t]*\([^)\n]*\))?[ \t]*$")
+#: A line that ends a sentence or a clause (emphasis, quotes or brackets may follow), or a Markdown hard break.
+_LINE_END = re.compile(r"(?:[.!?:;][*_`\"'’”)\]]*[ \t]*|[ \t]{2,}|\\)$")
+
+
+def join_wrapped_lines(text: str) -> str:
+    """``text`` with the line breaks of hard-wrapped prose read as spaces, as Markdown reads a soft line break
+    ("… until at least\n**six months** have passed" is one sentence). A break stays where the line before ends a
+    sentence or clause (or with a hard break), where either line is a table row or a heading, where the next line
+    opens a list item, a block quote or a label ("Email: …"), and after a byline ("**name** (date)")."""
+    lines = text.split("\n")
+    out = lines[:1]
+    for line in lines[1:]:
+        prev = out[-1]
+        if (prev.strip() and line.strip() and not _LINE_END.search(prev) and not _BYLINE.match(prev)
+                and not prev.lstrip().startswith(("|", "#")) and not _BLOCK_LINE.match(line)
+                and not _LABEL_LINE.match(line)):
+            out[-1] = prev.rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def paragraph_headings(text: str) -> list[tuple[int, int, list[str]]]:
     """Each block of ``text`` (:func:`blocks`: a paragraph, or one list item) with the headings it sits under
     within ``text`` (:func:`heading_trail` at its end, so a block's own ``#`` line or run-in counts)."""

@@ -974,12 +974,47 @@ def test_a_figure_of_a_period_named_by_its_end_needs_that_end_stated():
         ((3, "2026", False), "Half year 2025-26"))] == [True, True, True, True, True, False, False, False]
 
 
+def test_a_span_of_months_with_its_year_needs_its_end_stated():
+    """Pommerstow V063's shape (session 63): "total income for October to December 2026" answered with the rows of
+    the accounts for April to September 2026; a span of months with its year names a period by its two ends."""
+    from ragbench.answer.answerability import period_ends
+
+    row = ["Total income | £1,094,000 | £1,079,000 |."]
+    headers = ["Management accounts | April to September 2026 | Budget"]
+    w = TermWeights.from_texts([OFFICE, PETS, row[0] + " April to September 2026. Budget."])
+    q = "What was total income for October to December 2026?"
+    r = assess(q, q, row, ["Management accounts"], w, None, 0.0, 0.0, sentence_contexts=headers, check_periods=True,
+               period_spans=True)
+    assert (r.answerable, r.reason) == (False, "asks for a period ending December 2026, which the answer never states")
+    # without the span form the period rule reads no period in the question
+    assert assess(q, q, row, ["Management accounts"], w, None, 0.0, 0.0, sentence_contexts=headers,
+                  check_periods=True).answerable
+    same = "What was total income for April to September 2026?"
+    assert assess(same, same, row, ["Management accounts"], w, None, 0.0, 0.0, sentence_contexts=headers,
+                  check_periods=True, period_spans=True).answerable
+    assert period_ends(q, spans=True) == [("December 2026", 12, "2026", False)]
+    assert period_ends("sales Apr–Sep 2026, and the half year to September 2026?", spans=True) == [
+        ("September 2026", 9, "2026", False)]  # one period, read once
+    # a span needs its year: a season asked ("from May to September") names no accounting period
+    assert period_ends("Is the pool open from May to September?", spans=True) == []
+    assert period_ends(q) == []
+
+
 def test_service_refuses_another_periods_figure_by_default():
     accounts = [Document("accounts", "Six months to 30 September 2026: total income was £2,865,000.",
                          "Management accounts", acl=Acl.make([], [], "Public"))]
     q = "What was our total income for the full year to March 2026?"
     said = "Six months to 30 September 2026: total income was £2,865,000 [1]."
     _refused_by_default(accounts, q, said, "period-end", "answerability_period_ends")
+
+
+def test_service_refuses_another_spans_figure_by_default():
+    accounts = [Document("accounts", "April to September 2026: total income was £1,094,000.",
+                         "Management accounts", acl=Acl.make([], [], "Public"))]
+    q = "What was total income for October to December 2026?"
+    said = "April to September 2026: total income was £1,094,000 [1]."
+    a = _refused_by_default(accounts, q, said, "period-end", "answerability_period_spans")
+    assert a.answerability.reason == "asks for a period ending December 2026, which the answer never states"
 
 
 def test_the_top_of_a_band_needs_a_range_stated():
