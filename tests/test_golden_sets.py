@@ -1135,7 +1135,6 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-tombolo": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-wl-26-0358", "[3] and [5]"),
         answerable_injected={"Q010": "pub-forum-thread", "Q019": "cs-complaint-wl-26-0358"}),
-    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
     "golden_plinthwaite": dict(
         documents=32, questions=84, answerable=63, qrels=71,
         principals=["ms-agency", "ms-carver", "ms-ceo", "ms-chair", "ms-customer", "ms-finance", "ms-fixer", "ms-hr",
@@ -1176,9 +1175,30 @@ SETS: dict[str, dict[str, Any]] = {
         chains={"c-prices": 4, "c-standby": 4, "c-mizzen": 4, "c-bereave": 3},
         forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-kt-26-0388", "[3] and [5]"),
         answerable_injected={"J010": "pub-forum-thread", "J019": "cs-complaint-kt-26-0388"}),
+    # Held out of the pool (data/heldout/, HELDOUT below): format and labels are checked here; no system's answers.
+    "golden_bungholt": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["ck-agency", "ck-ceo", "ck-chair", "ck-cooper", "ck-customer", "ck-driver", "ck-finance", "ck-hr",
+                    "ck-prospect", "ck-yard"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-croze": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-bh-26-0388", "[3] and [5]"),
+        answerable_injected={"C009": "pub-forum-thread", "C010": "cs-complaint-bh-26-0388"}),
+    "golden_cantlebury": dict(
+        documents=32, questions=84, answerable=63, qrels=71,
+        principals=["sd-agency", "sd-ceo", "sd-chair", "sd-customer", "sd-finance", "sd-fitter", "sd-hr",
+                    "sd-prospect", "sd-saddler", "sd-shop"],
+        tags={"direct": 28, "paraphrase": 12, "multi-doc": 8, "refuse-acl": 11, "refuse-unanswerable": 10,
+              "followup": 15},
+        classifications={C.PUBLIC: 8, C.INTERNAL: 16, C.CONFIDENTIAL: 4, C.RESTRICTED: 4},
+        chains={"c-prices": 4, "c-standby": 4, "c-corvinel": 4, "c-bereave": 3},
+        forum=("pub-forum-thread", "[4][6]"), ticket=("cs-complaint-cb-26-0473", "[3] and [5]"),
+        answerable_injected={"D010": "pub-forum-thread", "D019": "cs-complaint-cb-26-0473"}),
 }
 #: The sets kept in data/heldout/ until a session uses one as the blind test of a rule (data/heldout/README.md).
-HELDOUT = frozenset({"golden_feltcombe", "golden_kibblethorpe", "golden_plinthwaite", "golden_pommerstow"})
+HELDOUT = frozenset({"golden_bungholt", "golden_cantlebury"})
 
 
 def folder_of(name: str) -> Path:
