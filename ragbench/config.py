@@ -167,7 +167,8 @@ class AnswerConfig:
     # and it needs the wordnet extra. 0 = off; measured at 8 and 4 and left off (docs/answers.md, session 40).
     extractive_synonym_zipf: float = 0.0
     # The reader reads a hard-wrapped paragraph's line breaks as spaces (Markdown's soft line break), so a sentence
-    # wrapped over two lines is one sentence (ragbench.llm.signals.join_wrapped_lines; docs/answers.md, session 63).
+    # wrapped over two lines is one sentence (ragbench.llm.signals.join_wrapped_lines). Measured on 115 sets and left
+    # off: refusal accuracy −2, HandledRight +10, refuse slices −4 (docs/answers.md, session 63).
     extractive_join_wrapped: bool = False
     # Answerability (ragbench.answer.answerability): refuse "unanswerable-question" when the reply holds no answer
     # of the kind asked for, contradicts a qualifier of the question, names no identifier the question asks about,

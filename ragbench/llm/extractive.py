@@ -191,7 +191,9 @@ class ExtractiveChatModel(ChatModel):
     are headings nor sentences ending in "?"; a sentence without an answer of the question's
     :func:`expected_type` has its score multiplied by ``type_penalty`` (1 switches that off). With
     ``title_definitions``, a question asking what a name is may be answered by the passage's document title when
-    the title says what the name is (:func:`title_definition`).
+    the title says what the name is (:func:`title_definition`). With ``join_wrapped``, a hard-wrapped paragraph's
+    line breaks are read as spaces before it is split into sentences (:func:`join_wrapped_lines`); otherwise every
+    line is split apart.
     """
 
     def __init__(self, max_passages: int = 5, passage_ratio: float = 0.35, max_sentences: int = 3,
