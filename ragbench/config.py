@@ -246,7 +246,7 @@ class AnswerConfig:
     answerability_period_ends: bool = True
     # The period rule also reads a span of months with its year ("for October to December 2026"): its end month and
     # year must be stated. Decided in writing, chosen on the pool of 115 sets (refusal accuracy +3, HandledRight +4,
-    # refuse-acl +1, refuse-unanswerable +3) and tested blind (docs/answers.md, session 63).
+    # refuse-acl +1, refuse-unanswerable +3); on the blind pair no answer changed (docs/answers.md, session 63).
     answerability_period_spans: bool = True
     # A question asking for the top of a band ("What's the top of the presser pay band?") is answered only when some
     # answer sentence, under its table headers, states a range of money: "from £27,500 a year" is where a band starts

@@ -60,7 +60,7 @@ def _parse_yaml(text: str, path: Path, offset: int, what: str) -> tuple[Any, dic
 
 def _iso(value: Any) -> str:
     """A YAML date or timestamp as an ISO 8601 string; anything else JSON cannot hold is a :class:`TypeError`."""
-    if isinstance(value, (dt.date, dt.datetime)):
+    if isinstance(value, dt.date):  # a datetime is a date too
         return value.isoformat()
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 

@@ -45,5 +45,5 @@ def test_the_reader_quotes_a_wrapped_sentence_whole_only_with_the_switch():
     assert ask(ExtractiveChatModel(join_wrapped=True), question, passage) == (
         "We will not fix an upright headstone on a new grave until at least six months have passed, and in clay "
         "soils we prefer nine months. [1]")
-    assert make_chat_model(AnswerConfig()).join_wrapped is AnswerConfig().extractive_join_wrapped
+    assert make_chat_model(AnswerConfig()).join_wrapped is False  # measured and left off (session 63)
     assert make_chat_model(AnswerConfig(extractive_join_wrapped=True)).join_wrapped is True
